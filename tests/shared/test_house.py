@@ -314,6 +314,8 @@ def test_every_package_folder_is_a_regular_package():
 #: tests below until it is listed here with a twin that exists and a parity test in
 #: ``tests/<family>/kernels/`` that calls both.
 _TWINS = {
+    "collective._search.block_maxima": "search.block_maxima",
+    "collective._search.block_minima": "search.block_minima",
     "collective._search.block_screen": "search.block_screen",
     "collective._search.decrease_starts": "search.decrease_starts",
     "collective._search.phase5": "search.phase5",

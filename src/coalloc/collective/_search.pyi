@@ -40,6 +40,20 @@ def window_max_rows(
     """``out[s, jj, i]``: maxima of ``reserved[nodes[jj], i]`` over the window of ``starts[s]``
     (one monotone deque per row)."""
 
+def block_maxima(
+    reserved: F64,  # IN (N, m, K)
+    B: int,  # IN >= 1
+    out: F64,  # OUT (N, m, ceil(K / B))
+) -> None:
+    """``out[j, i, b]``: maxima of ``reserved[j, i]`` over the segments of block ``b``."""
+
+def block_minima(
+    reserved: F64,  # IN (N, m, K)
+    B: int,  # IN >= 1
+    out: F64,  # OUT (N, m, ceil(K / B))
+) -> None:
+    """``out[j, i, b]``: minima of ``reserved[j, i]`` over the segments of block ``b``."""
+
 def window_max_blocks(
     times: F64,  # IN (K,)
     reserved: F64,  # IN (N, m, K)
@@ -90,10 +104,11 @@ def window_screen(
     demand: Demand,  # IN e, d (m,), count, tol (m,)
     sub: int,  # IN starts per sub-block (>= 1)
     out: ScreenOut,  # OUT code, elig, prop (S,) int64, value (S,)
+    bn: F64 | None = None,  # IN (N, m, ceil(K / B)) block minima (coarser bounds first)
 ) -> int:
     """block_screen's outputs over the window maxima of the rows nodes, bit for bit, from the
-    rows that can matter per sub-block (bounds from the block maxima) and their window
-    maxima only (issue 40); returns the rows screened."""
+    rows that can matter per sub-block (bounds from the block maxima, and minima when given)
+    and their window maxima only (issue 40); returns the rows screened."""
 
 def weighted_screen(
     tmax: F64,  # IN (S, n, m)

@@ -123,6 +123,24 @@ class Kernels:
         self.module.window_max_rows(_f64(times), reserved, nodes, starts, float(duration), out)
         return out
 
+    def block_maxima(self, reserved, B):
+        """The ``(N, m, ceil(K / B))`` maxima of blocks of ``B`` segments of every row of
+        ``reserved`` (kernel ``block_maxima``)."""
+        reserved = _f64(reserved)
+        n, m, K = reserved.shape
+        out = np.empty((n, m, -(-K // int(B))))
+        self.module.block_maxima(reserved, int(B), out)
+        return out
+
+    def block_minima(self, reserved, B):
+        """The ``(N, m, ceil(K / B))`` minima of blocks of ``B`` segments of every row of
+        ``reserved`` (kernel ``block_minima``)."""
+        reserved = _f64(reserved)
+        n, m, K = reserved.shape
+        out = np.empty((n, m, -(-K // int(B))))
+        self.module.block_minima(reserved, int(B), out)
+        return out
+
     def window_max_blocks(self, times, reserved, bm, B, nodes, starts, duration):
         """The ``(S, len(nodes), m)`` window maxima from block maxima ``bm`` of ``B`` segments
         (kernel ``window_max_blocks``)."""
@@ -165,18 +183,19 @@ class Kernels:
         return (*out, int(rows))
 
     def window_screen(self, times, reserved, bm, B, nodes, starts, duration, cap, e, d, count,
-                      sub, tol=None):
+                      sub, tol=None, bn=None):
         """``(code, eligible, prop, value, rows)``: :meth:`block_screen`'s outputs over the
         window maxima :meth:`window_max_rows` gives, equal bit for bit, from the rows that can
         matter per sub-block of ``sub`` starts (bounds from the block maxima ``bm`` of ``B``
-        segments) and their window maxima only (kernel ``window_screen``, issue 40);
-        ``rows``: the rows screened, summed over the sub-blocks."""
+        segments, and the block minima ``bn`` when given: the same outputs, fewer amounts
+        read) and their window maxima only (kernel ``window_screen``, issue 40); ``rows``: the
+        rows screened, summed over the sub-blocks."""
         reserved, nodes, starts = _f64(reserved), _i64(nodes), _f64(starts)
         out = _screen_out(starts.shape[0])
         demand = Demand(_f64(e), _f64(d), count, self._tol(tol, reserved.shape[1]))
         rows = self.module.window_screen(_f64(times), reserved, _f64(bm), int(B), nodes, starts,
-                                         float(duration), _f64(cap), demand, int(sub),
-                                         out)  # fmt: skip
+                                         float(duration), _f64(cap), demand, int(sub), out,
+                                         *(() if bn is None else (_f64(bn),)))  # fmt: skip
         return (*out, int(rows))
 
     def weighted_screen(self, tmax, cap, e, d, count, code, tol=None):

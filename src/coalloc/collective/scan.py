@@ -83,6 +83,12 @@ _PRUNE_SHARE = 8
 #: matching nodes are at least this many times ``N + N // 2 + 1`` (issue 40: at N = 256 on
 #: 8,477 nodes the rows kept are too many to pay; measured in bench/collective/ISSUE40.md).
 _FUSE_SHARE = 32
+#: ``window_screen`` first chooses among every row from the blocks' maxima and minima alone
+#: (the pool's ``_block_extrema``: the same rows in the end, the amounts of every row not
+#: read) when the matching nodes are at least this many times ``N + N // 2 + 1`` (issue 40,
+#: h50coll: reject N = 10 on 8,477 nodes, 0.73-0.95 of the kernel's time; at N = 60 with
+#: 1 h windows that step keeps half of the rows and costs 1.15-1.46 times more).
+_LOWS_SHARE = 128
 
 
 #: ``N`` times the eligible nodes above which a start's set is searched by
@@ -321,7 +327,10 @@ class _Scan:
                 # N small beside the nodes: the rows that can matter per sub-block from the
                 # block maxima, then their window maxima only (window_screen); those of
                 # every node from the first start that passes, below
-                times, res, bm = pool._block_maxima()
+                if _LOWS_SHARE * (n + n // 2 + 1) <= nodes.size:
+                    times, res, bm, bn = pool._block_extrema()
+                else:
+                    (times, res, bm), bn = pool._block_maxima(), None
                 tm_block = None
             else:
                 times, res = pool._state  # one read: the grid and its amounts together
@@ -330,7 +339,7 @@ class _Scan:
             if tm_block is None:
                 codes, elig, props, vals, _ = ker.window_screen(times, res, bm, BLOCK, nodes, b,
                                                                 request.duration, cap, e, d, n,
-                                                                _SUB, tol=tol)  # fmt: skip
+                                                                _SUB, tol=tol, bn=bn)  # fmt: skip
             elif prune:
                 codes, elig, props, vals, _ = ker.pruned_screen(tm_block, cap, e, d, n, _SUB,
                                                                 tol=tol)  # fmt: skip

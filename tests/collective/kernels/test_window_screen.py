@@ -65,6 +65,14 @@ def _check(times, res, nodes, starts, dur, cap_n, e, d, count, sub, tol, B=4):
     assert got[4] == ref[4] >= pruned[4]
     for x, y, z in zip(got[:4], ref[:4], full):
         assert x.dtype == z.dtype and np.array_equal(x, y) and np.array_equal(x, z)
+    # with the block minima (h50coll: coarser bounds first, from the blocks' extrema only):
+    # the same outputs and the same rows in the end
+    bn = -_block_max(-res, B)
+    low = Kernels(C).window_screen(times, res, bm, B, nodes, starts, dur, cap_n, e, d, count,
+                                   sub, tol=tol, bn=bn)  # fmt: skip
+    assert low[4] == got[4]
+    for x, y in zip(low[:4], got[:4]):
+        assert np.array_equal(x, y)
     return tms, got
 
 

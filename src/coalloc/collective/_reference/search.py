@@ -332,7 +332,8 @@ def _screen_kept(tk, capk, demand, cadd, kadd, elo, s0, out):
                 code[s0 + s], prop[s0 + s], value[s0 + s] = 1, bi, float(meet[bi])
 
 
-def window_screen(times, reserved, bm, B, nodes, starts, duration, cap, demand, sub, out):
+def window_screen(times, reserved, bm, B, nodes, starts, duration, cap, demand, sub, out,
+                  bn=None):
     """:func:`block_screen`'s outputs over the window maxima of the rows ``nodes``
     (:func:`window_max_rows`) from those of the rows that can matter per sub-block of ``sub``
     starts (twin of the kernel's ``window_screen``, issue 40).
@@ -343,8 +344,9 @@ def window_screen(times, reserved, bm, B, nodes, starts, duration, cap, demand, 
     segments (first, middle, last) and the maximum over the segments every window holds.
     The rows are chosen from those bounds as :func:`pruned_screen` chooses them, and
     screened with their exact window maxima. (The kernel reads the ranges' whole blocks from
-    the block maxima ``bm`` of ``B`` segments: the same values; here ``bm`` is only
-    checked.)
+    the block maxima ``bm`` of ``B`` segments: the same values, and first chooses among every
+    row from coarser bounds, the blocks' maxima and minima ``bn`` (when given): the same rows
+    in the end; here ``bm`` and ``bn`` are only checked.)
 
     Parameters
     ----------
@@ -372,6 +374,8 @@ def window_screen(times, reserved, bm, B, nodes, starts, duration, cap, demand, 
     nblk = -(-K // B)
     if bm.shape != (reserved.shape[0], m, nblk):
         raise ValueError("block maxima must be (N, m, ceil(K / B))")
+    if bn is not None and np.shape(bn) != (reserved.shape[0], m, nblk):
+        raise ValueError("block minima must be (N, m, ceil(K / B))")
     if S and K == 0:
         raise ValueError("times must not be empty")
     if n and (nodes.min() < 0 or nodes.max() >= reserved.shape[0]):
@@ -808,15 +812,39 @@ def window_max_rows(times, reserved, nodes, starts, duration, out):
         out[s] = reserved[nodes, :, k0 : max(k1, k0 + 1)].max(axis=2)
 
 
-def block_maxima(reserved, B):
+def block_maxima(reserved, B, out=None):
     """``bm[j, i, b]``: the maximum of ``reserved[j, i]`` over segments ``b B .. (b + 1) B - 1``
-    (the last block may be shorter): what :func:`window_max_blocks` reads."""
+    (the last block may be shorter): what :func:`window_max_blocks` reads (twin of the
+    kernel's ``block_maxima``).
+
+    ``reserved`` (``(N, m, K)``) and ``B`` (>= 1) are IN; ``out`` (float64,
+    ``(N, m, ceil(K / B))``) is OUT, allocated when None; returns ``out``.
+    """
+    return _block_ext(reserved, B, out, np.max)
+
+
+def block_minima(reserved, B, out=None):
+    """``bn[j, i, b]``: the minimum of ``reserved[j, i]`` over segments ``b B .. (b + 1) B - 1``
+    (twin of the kernel's ``block_minima``; arguments as :func:`block_maxima`)."""
+    return _block_ext(reserved, B, out, np.min)
+
+
+def _block_ext(reserved, B, out, reduce):
     reserved = np.asarray(reserved, dtype=np.float64)
+    if int(B) < 1:
+        raise ValueError("B must be >= 1")
     n, m, K = reserved.shape
     nb = -(-K // B)
-    pad = np.full((n, m, nb * B), -np.inf)
-    pad[:, :, :K] = reserved
-    return np.ascontiguousarray(pad.reshape(n, m, nb, B).max(axis=3))
+    if out is None:
+        out = np.empty((n, m, nb))
+    elif out.shape != (n, m, nb):
+        raise ValueError("out must be (N, m, ceil(K / B))")
+    full = K // B
+    if full:
+        out[:, :, :full] = reduce(reserved[:, :, : full * B].reshape(n, m, full, B), axis=3)
+    if K > full * B:
+        out[:, :, full] = reduce(reserved[:, :, full * B :], axis=2)
+    return out
 
 
 def window_max_blocks(times, reserved, bm, B, nodes, starts, duration, out):
