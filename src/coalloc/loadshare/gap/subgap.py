@@ -179,8 +179,8 @@ def _candidate_sets(red: np.ndarray, assign: np.ndarray, k: int,
 
 def intensify(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, assign: np.ndarray,
               lam: np.ndarray, k: int, until: Optional[float], rng: np.random.Generator,
-              max_sets: Optional[int] = None,
-              max_states: int = MAX_STATES) -> Tuple[np.ndarray, int, int]:  # fmt: skip
+              max_sets: Optional[int] = None, max_states: int = MAX_STATES,
+              steps: int = 30) -> Tuple[np.ndarray, int, int]:  # fmt: skip
     """Exact re-optimisation of sets of ``k`` agents of a feasible ``assign`` (not
     changed), the most contested sets first, each from the assignment improved so far,
     until the clock passes ``until`` (None: every set once) or ``max_sets`` sets.
@@ -205,6 +205,9 @@ def intensify(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, assign: np.
         The most sets tried.
     max_states : int
         :func:`solve_subgap`'s state budget a layer.
+    steps : int
+        The subgradient steps refining the multipliers per set (:func:`sub_multipliers`;
+        0: the search's multipliers as they are).
 
     Returns
     -------
@@ -231,7 +234,7 @@ def intensify(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, assign: np.
             continue
         c, w, b = cost[np.ix_(ag, items)], weight[np.ix_(ag, items)], cap[ag]
         now = float(cost[x[items], items].sum())
-        mult = sub_multipliers(c, w, b, now, lam[ag])
+        mult = sub_multipliers(c, w, b, now, lam[ag], steps) if steps > 0 else lam[ag]
         got = solve_subgap(c, w, b, now, mult, max_states, until)
         if got is not None:
             x[items] = ag[got[0]]
