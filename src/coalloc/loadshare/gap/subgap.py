@@ -11,7 +11,10 @@ lead to a better sub-assignment and is dropped. The multipliers are the search's
 Lagrangian ones, refined on the sub-problem by a few subgradient steps
 (:func:`sub_multipliers`). Without pruning (``bound`` infinite) the programme is the
 exact optimum of the sub-problem (``tests/loadshare/test_gap_subgap.py`` checks it
-against brute force); with a state budget it gives up (None) rather than guess.
+against brute force); with a state budget it gives up (None) rather than guess. Its layer
+loop is compiled (:mod:`coalloc.loadshare._gapsub`, h50gap; the NumPy twin
+:mod:`coalloc.loadshare._reference.gapsub` gives the same answers bit for bit): 0.2-1.6 ms
+a set of three agents on Chu-Beasley d in place of 2-13 ms.
 
 :func:`intensify` applies it to an assignment over sets of agents chosen where items
 are contested (an item's cheapest other agent in the reduced costs), until a deadline,
