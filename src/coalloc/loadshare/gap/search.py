@@ -100,6 +100,11 @@ _FROM_FALLBACK = True
 #: % at 1 s, 0.27 / 0.28 % at 2 s, 0.18 / 0.22 % at 4 s, greedy / fallback start, where
 #: the subgradient start took about 0.1 s).
 _FALLBACK_HORIZON = 15.0
+#: The share of the time left that the subgradient start (before the start and the
+#: fallback) may take under a limit. At the deadline itself (as before h50gap) it left the
+#: start (the multipliers' greedy, its descent, the fallback: 0.1-0.14 s at a load of 5 on
+#: Yagiura d801600) to run after the limit: 0.5 s calls ended 0.63-0.71 s.
+_BOUNDS_START_SHARE = 0.5
 #: Core cycles (``solve_gap(..., cycles=K)``, K at most ``MAX_CYCLES``; with the LP
 #: solved): the search's time (or iterations) from ``_CYCLE_FROM`` on, where the fresh
 #: search on every pair runs without them, goes to K cycles of equal length, each a core
@@ -480,7 +485,7 @@ class _Search:
         done = 0
         while not state.feasible and done < _REPAIR_ITERATIONS and not self.out_of_time():
             got = state.run(share, self.weight, self.cap, min(50, _REPAIR_ITERATIONS - done),
-                            knobs)  # fmt: skip
+                            knobs, self.deadline)  # fmt: skip
             if not got:
                 break
             done += got
@@ -602,7 +607,7 @@ class _Search:
                 k = max(1, min(k, knobs.restart - state.since_best))
                 threshold, knobs.restart = knobs.restart, knobs.restart + 1
             t1 = time.perf_counter()
-            got = state.run(cost, weight, cap, k, knobs)
+            got = state.run(cost, weight, cap, k, knobs, until)
             spent = time.perf_counter() - t1
             self.done += got
             if got:
@@ -753,7 +758,11 @@ class _Search:
             # search when the rounded LP overloads an agent (timed calls only)
             self.fallback(self.start(x_lp), repair=True)
         t_b = time.perf_counter()
-        self.bounds.start(self.out_of_time)
+        # under a limit, the subgradient start stops at a share of the time left, so that
+        # the start and the fallback after it (no answer before them) end by the deadline
+        b_until = None if deadline is None else t_b + _BOUNDS_START_SHARE * (deadline - t_b)
+        self.bounds.start(lambda: self.out_of_time() or (
+            b_until is not None and time.perf_counter() >= b_until))  # fmt: skip
         t_b = time.perf_counter() - t_b  # the subgradient start: a speed measured here
         self.trajectory.append((self.now(), None, self.bounds.best()))
         start = self.start(x_lp)
