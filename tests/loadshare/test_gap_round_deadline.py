@@ -7,6 +7,7 @@ iterations take seconds), and the kernel's plan is inspected."""
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -90,3 +91,17 @@ def test_the_subgradient_start_leaves_the_start_its_time(monkeypatch):
     assert res.has_solution and verify_gap(inst, res.assignment, claimed=res.objective).ok
     start_groups = [k for k in groups if k == 25]  # (the search's own rounds are of 5)
     assert 1 <= len(start_groups) <= 3
+
+
+def test_a_bound_round_starts_only_when_twice_its_last_time_is_left():
+    """A knapsack or subgradient round between two search rounds starts only when twice
+    its last measured seconds are left before the deadline (one started just before it ran
+    past the limit under load); untimed, always (unless halted)."""
+    now = time.perf_counter()
+    timed = SimpleNamespace(deadline=now + 100.0, halted=lambda: False)
+    assert gap.search._Search.fits(timed, 1.0)
+    assert not gap.search._Search.fits(timed, 60.0)
+    untimed = SimpleNamespace(deadline=None, halted=lambda: False)
+    assert gap.search._Search.fits(untimed, 1e9)
+    halted = SimpleNamespace(deadline=None, halted=lambda: True)
+    assert not gap.search._Search.fits(halted, 0.0)
