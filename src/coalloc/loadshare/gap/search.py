@@ -551,8 +551,9 @@ class _Search:
 
     def fits(self, seconds: float) -> bool:
         """Whether a step predicted to take ``seconds`` (wall, at the load measured) may
-        start: untimed always (unless halted); timed when twice its prediction is left before the deadline
-        (a knapsack round started just before it ran 0.14-0.18 s past it at a load of 9)."""
+        start: untimed always (unless halted); timed when twice its prediction is left
+        before the deadline (a knapsack round started just before it ran 0.14-0.18 s past
+        it at a load of 9)."""
         if self.halted():
             return False
         return self.deadline is None or self.deadline - time.perf_counter() > 2.0 * seconds
