@@ -38,9 +38,9 @@ def tenures(monkeypatch):
     seen = []
     real = TabuState.run
 
-    def spy(self, cost, weight, capacity, iterations, knobs):
+    def spy(self, cost, weight, capacity, iterations, knobs, until=None):
         seen.append(knobs.tenure)
-        return real(self, cost, weight, capacity, iterations, knobs)
+        return real(self, cost, weight, capacity, iterations, knobs, until)
 
     monkeypatch.setattr(TabuState, "run", spy)
     return seen

@@ -88,10 +88,11 @@ def test_a_budget_too_small_gives_up():
     assert solve_subgap(inst.cost, inst.weight, inst.capacity, max_states=2) is None
 
 
-@pytest.mark.parametrize("k", [2, 3])
-def test_intensify_keeps_capacities_and_never_worsens(k):
+@pytest.mark.parametrize("k, steps", [(2, 30), (3, 30), (3, 0)])
+def test_intensify_keeps_capacities_and_never_worsens(k, steps):
     """From a feasible but poor assignment (the capacity shares' greedy): feasible, never
-    costlier, strictly cheaper here, and the same from the same draws."""
+    costlier, strictly cheaper here, and the same from the same draws (``steps`` 0: the
+    multipliers as given, not refined per set)."""
     inst = generate_gap("c", 6, 36, seed=4)
     share = inst.weight / inst.capacity[:, None]
     x = gap.search.reduced_cost_greedy(share, inst.weight, inst.capacity, np.zeros(inst.m))
@@ -99,12 +100,12 @@ def test_intensify_keeps_capacities_and_never_worsens(k):
     assert before.ok
     lam = sub_multipliers(inst.cost, inst.weight, inst.capacity, float(before.objective))
     y, improved, tried = intensify(inst.cost, inst.weight, inst.capacity, x, lam, k, None,
-                                   np.random.default_rng(0))  # fmt: skip
+                                   np.random.default_rng(0), steps=steps)  # fmt: skip
     after = verify_gap(inst, y)
     assert after.ok and tried > 0
     assert improved > 0 and after.objective < before.objective
     y2, _, _ = intensify(inst.cost, inst.weight, inst.capacity, x, lam, k, None,
-                         np.random.default_rng(0))  # fmt: skip
+                         np.random.default_rng(0), steps=steps)  # fmt: skip
     assert np.array_equal(y, y2)
 
 

@@ -351,6 +351,7 @@ _TWINS = {
     "loadshare._gapls.subgradient": "gapls.subgradient",
     "loadshare._gapls.shift_descent": "gapls.shift_descent",
     "loadshare._gapls.knapsack_lagrangian": "gapls.knapsack_lagrangian",
+    "loadshare._gapsub.subgap_layers": "gapsub.subgap_layers",
     "taskmap._flowinject.cluster": "flowinject.flow_injection_reference",
     "taskmap._multilevel.Level": "multilevel.Level",
     "taskmap._multilevel.PairRoutes": "multilevel.PairRoutes",

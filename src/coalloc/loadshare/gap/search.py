@@ -100,6 +100,11 @@ _FROM_FALLBACK = True
 #: % at 1 s, 0.27 / 0.28 % at 2 s, 0.18 / 0.22 % at 4 s, greedy / fallback start, where
 #: the subgradient start took about 0.1 s).
 _FALLBACK_HORIZON = 15.0
+#: The share of the time left that the subgradient start (before the start and the
+#: fallback) may take under a limit. At the deadline itself (as before h50gap) it left the
+#: start (the multipliers' greedy, its descent, the fallback: 0.1-0.14 s at a load of 5 on
+#: Yagiura d801600) to run after the limit: 0.5 s calls ended 0.63-0.71 s.
+_BOUNDS_START_SHARE = 0.5
 #: Core cycles (``solve_gap(..., cycles=K)``, K at most ``MAX_CYCLES``; with the LP
 #: solved): the search's time (or iterations) from ``_CYCLE_FROM`` on, where the fresh
 #: search on every pair runs without them, goes to K cycles of equal length, each a core
@@ -206,6 +211,9 @@ _SUBGAP, _SUBGAP_CALL, _SUBGAP_SHARE, _SUBGAP_UNTIMED = 0, 0.05, 0.2, False
 #: instance for sets of three (below it, with ``_SUBGAP`` 3, pairs: on 5 agents of
 #: capacity 800-1,600 a set of three costs 0.1-0.3 s).
 _SUBGAP_STATES, _SUBGAP_TRIPLES_FROM = MAX_STATES, 0
+#: ... and the subgradient steps refining the multipliers per set (0: the search's as they
+#: are; with the compiled programme, h50gap, the 30 steps were two thirds of a set's time).
+_SUBGAP_STEPS = 30
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
@@ -429,6 +437,7 @@ class _Search:
         self.subgap_seen: set = set()
         self.subgap_mark: Tuple[bytes, int] = (b"", 0)
         self.subgap_sets = self.subgap_improved = 0
+        self.t_sub = self.t_knap = 0.0  # the last bound rounds' seconds (fits)
 
     # the clock
     def now(self) -> float:
@@ -477,7 +486,7 @@ class _Search:
         done = 0
         while not state.feasible and done < _REPAIR_ITERATIONS and not self.out_of_time():
             got = state.run(share, self.weight, self.cap, min(50, _REPAIR_ITERATIONS - done),
-                            knobs)  # fmt: skip
+                            knobs, self.deadline)  # fmt: skip
             if not got:
                 break
             done += got
@@ -540,17 +549,28 @@ class _Search:
         if self.on_round is not None:
             self.on_round(self.incumbent, self.feasible)
 
+    def fits(self, seconds: float) -> bool:
+        """Whether a step predicted to take ``seconds`` (wall, at the load measured) may
+        start: untimed always (unless halted); timed when twice its prediction is left
+        before the deadline (a knapsack round started just before it ran 0.14-0.18 s past
+        it at a load of 9)."""
+        if self.halted():
+            return False
+        return self.deadline is None or self.deadline - time.perf_counter() > 2.0 * seconds
+
     def bound_steps(self) -> None:
         """A few subgradient and knapsack-Lagrangian steps between two rounds."""
         b = self.bounds
-        if b.subgradient_due() and not self.out_of_time():
-            before = b.best()
+        if b.subgradient_due() and self.fits(self.t_sub):
+            before, t1 = b.best(), time.perf_counter()
             b.subgradient_round(self.target())
+            self.t_sub = time.perf_counter() - t1
             self.note_bound(before)
         due = b.knapsack_due(self.deadline is not None, time.perf_counter() - self.t_search)
-        if due and not self.out_of_time():
-            before = b.best()
+        if due and self.fits(self.t_knap):
+            before, t1 = b.best(), time.perf_counter()
             b.knapsack_round(self.target())
+            self.t_knap = time.perf_counter() - t1
             self.note_bound(before)
 
     def round_size(self, until: Optional[float], cap_it: int, rate: Optional[float]) -> int:
@@ -599,7 +619,7 @@ class _Search:
                 k = max(1, min(k, knobs.restart - state.since_best))
                 threshold, knobs.restart = knobs.restart, knobs.restart + 1
             t1 = time.perf_counter()
-            got = state.run(cost, weight, cap, k, knobs)
+            got = state.run(cost, weight, cap, k, knobs, until)
             spent = time.perf_counter() - t1
             self.done += got
             if got:
@@ -659,7 +679,8 @@ class _Search:
                                                 _SUBGAP_CALL * (self.deadline - self.t0)))
         x, improved, tried = intensify(self.cost, self.weight, self.cap, state.best,
                                        self.bounds.best_lam, self.subgap_k, until,
-                                       self.subgap_draw, max_states=_SUBGAP_STATES)  # fmt: skip
+                                       self.subgap_draw, max_states=_SUBGAP_STATES,
+                                       steps=_SUBGAP_STEPS)  # fmt: skip
         if self.subgap_left is not None:
             self.subgap_left -= time.perf_counter() - t1
         self.subgap_sets += tried
@@ -749,7 +770,11 @@ class _Search:
             # search when the rounded LP overloads an agent (timed calls only)
             self.fallback(self.start(x_lp), repair=True)
         t_b = time.perf_counter()
-        self.bounds.start(self.out_of_time)
+        # under a limit, the subgradient start stops at a share of the time left, so that
+        # the start and the fallback after it (no answer before them) end by the deadline
+        b_until = None if deadline is None else t_b + _BOUNDS_START_SHARE * (deadline - t_b)
+        self.bounds.start(lambda: self.out_of_time() or (
+            b_until is not None and time.perf_counter() >= b_until))  # fmt: skip
         t_b = time.perf_counter() - t_b  # the subgradient start: a speed measured here
         self.trajectory.append((self.now(), None, self.bounds.best()))
         start = self.start(x_lp)
