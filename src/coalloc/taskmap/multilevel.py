@@ -106,6 +106,11 @@ _FINISH_SLICE = 8
 #: budget (:func:`_early_answer`): the paper's starts (their clustering: 0.2 s on 100 tasks)
 #: come before the multilevel's, and a deadline among them returned the unrefined start.
 _EARLY_SHARE = 0.25
+#: The early answer's first starts (:func:`_early_answer`: this many) are refined to their
+#: end for at most this fraction of the share past it: a start cut in its moves by the
+#: clock left the answer to the machine's load (the audit's 23.33 or 23.92 at 0.05 s).
+_EARLY_STARTS = 2
+_EARLY_GRACE = 0.5
 
 
 def _finish_allowance(limit: float) -> float:
@@ -120,18 +125,21 @@ def _finish_allowance(limit: float) -> float:
 # --------------------------------------------------------------------------------------
 
 
-def _quick_start(topo: Topology, fine: TaskLevel) -> np.ndarray:
+def _quick_start(topo: Topology, fine: TaskLevel, sub: Optional[np.ndarray] = None) -> np.ndarray:
     """The tasks in index order cut into blocks, one per processor in hierarchy order, each
     block's compute proportional to its processor's capacity: a complete mapping in
     microseconds (the first answer a time limit can return; on stencils in row-major order
-    it is often a fair one)."""
+    it is often a fair one). ``sub``: only these positions (in this order; None: all)."""
     w = fine.vw
     total = float(w.sum())
+    first = 0 if sub is None else int(sub[0])
     if fine.n == 0 or total <= 0:
-        return np.zeros(fine.n, dtype=np.int64)
-    ccap = np.cumsum(topo.cap)
+        return np.full(fine.n, first, dtype=np.int64)
+    cap = topo.cap if sub is None else topo.cap[sub]
+    ccap = np.cumsum(cap)
     mid = (np.cumsum(w) - w / 2) / total
-    return np.searchsorted(ccap / ccap[-1], mid, side="right").clip(0, topo.P - 1)
+    block = np.searchsorted(ccap / ccap[-1], mid, side="right").clip(0, cap.shape[0] - 1)
+    return block if sub is None else sub[block]
 
 
 class _Incumbent:
@@ -143,11 +151,12 @@ class _Incumbent:
     def __init__(self, tasks, resources, topo, levels, seed, params, started):
         self.args = (tasks, resources, topo, levels, seed, params, started)
         left = time_left()  # the deadline in force (None: no time limit)
-        self.finish_by = self.early_by = None
+        self.finish_by = self.early_by = self.early_last = None
         if left is not None:
             when = time.perf_counter() + left
             self.finish_by = when + _finish_allowance(when - started)
             self.early_by = started + _EARLY_SHARE * (when - started)
+            self.early_last = self.early_by + _EARLY_GRACE * _EARLY_SHARE * (when - started)
         self.value = np.inf
         self.early = np.inf  # the value of the answer offered by offer_early
         self.early_best: Optional[tuple] = None  # its (mapping, history, counts)
@@ -384,7 +393,7 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     quick_occ = RefineState(topo, fine, quick).maximum()
     inc.offer(quick_occ, quick, 0, [quick_occ], initial_level=-2)
     if inc.early_by is not None:  # a time limit: a refined answer early
-        _early_answer(topo, fine, quick, inc)
+        _early_answer(topo, fine, quick, quick_occ, inc)
     interrupt.check()  # the next steps may import and build the clustering first
     paper = first = None
     if tasks.n <= params["paper_start"]:
@@ -468,13 +477,39 @@ def _refined_start(topo: Topology, levels: list, start: tuple, top: int, n_tasks
     return (history[-1], m, history, sub.shape[0], top)
 
 
-def _early_answer(topo: Topology, fine: TaskLevel, quick: np.ndarray, inc: _Incumbent) -> None:
-    """Under a time limit: the quick start refined by bottleneck moves until
-    ``inc.early_by`` (:data:`_EARLY_SHARE` of the budget), offered to the time limit only
-    (:meth:`_Incumbent.offer_early`). Without a time limit nothing runs."""
-    mapping, moves, value = _finish(topo, fine, quick, inc.early_by)
-    if moves:
-        inc.offer_early(value, mapping, [inc.value, value], moves=moves, initial_level=-2)
+def _early_answer(topo: Topology, fine: TaskLevel, quick: np.ndarray, quick_occ: float,
+                  inc: _Incumbent) -> None:  # fmt: skip
+    """Under a time limit: quick block starts refined by bottleneck moves until
+    ``inc.early_by`` (:data:`_EARLY_SHARE` of the budget), each offered to the time limit
+    only (:meth:`_Incumbent.offer_early`). Without a time limit nothing runs.
+
+    The starts are the quick start on all the processors and the same blocks on each
+    processor subset of the coarse starts (:func:`_processor_sets`: nested prefixes of the
+    hierarchy order, the ``k`` fastest), refined in increasing order of their maximum
+    occupancy (ties: the earlier set), each to the end of its moves. The first
+    :data:`_EARLY_STARTS` are refined whatever the clock says until ``inc.early_last``
+    (:data:`_EARLY_GRACE` of the share past ``early_by``) or the deadline, the others only
+    when started before ``early_by`` and until then: a count, not the clock, decides the
+    early answer wherever the machine does that much work in ``early_last``, so that two
+    runs of one seed under different loads agree (issue 50). On a graph whose links are
+    slow the few-processor blocks are near the answer and take a few moves, where the
+    blocks on all the processors take many (the audit's metis-bipartite-100/tree: 3308
+    refined to 23.5 in 67 moves, 35 ms; its blocks on 2 processors, 68.25, to 23.33 in 7
+    moves, 2 ms); on the audit's pipeline (140 processors) the 17 starts cost 1.5 ms."""
+    starts = [(quick_occ, quick)]
+    for sub in _processor_sets(topo, True)[1:]:  # [0]: all the processors (``quick``)
+        if time.perf_counter() >= inc.early_last or time_up():
+            break
+        m = _quick_start(topo, fine, sub)
+        starts.append((RefineState(topo, fine, m).maximum(), m))
+    starts.sort(key=lambda s: s[0])  # stable: the earlier set first on a tie
+    for i, (value0, m) in enumerate(starts):
+        now = time.perf_counter()
+        if now >= inc.early_last or time_up() or (i >= _EARLY_STARTS and now >= inc.early_by):
+            break
+        until = inc.early_last if i < _EARLY_STARTS else inc.early_by
+        mapping, moves, value = _finish(topo, fine, m, until)
+        inc.offer_early(value, mapping, [value0, value], moves=moves, initial_level=-2)
 
 
 def _finish(topo: Topology, fine: TaskLevel, m: np.ndarray, finish_by) -> tuple:
