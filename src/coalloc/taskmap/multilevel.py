@@ -106,10 +106,11 @@ _FINISH_SLICE = 8
 #: budget (:func:`_early_answer`): the paper's starts (their clustering: 0.2 s on 100 tasks)
 #: come before the multilevel's, and a deadline among them returned the unrefined start.
 _EARLY_SHARE = 0.25
-#: The early answer's first starts (:func:`_early_answer`: this many) are refined to their
-#: end for at most this fraction of the share past it: a start cut in its moves by the
-#: clock left the answer to the machine's load (the audit's 23.33 or 23.92 at 0.05 s).
-_EARLY_STARTS = 2
+#: Bottleneck moves the early answer's starts get in all whatever the clock says
+#: (:func:`_early_answer`), for at most this fraction of the share past it: a start cut in
+#: its moves by the clock left the answer to the machine's load (the audit's 23.33 or 23.92
+#: at 0.05 s). Two slices: the few-processor blocks of the audit's instances end in 2-7.
+_EARLY_MOVES = 16
 _EARLY_GRACE = 0.5
 
 
@@ -479,48 +480,59 @@ def _refined_start(topo: Topology, levels: list, start: tuple, top: int, n_tasks
 
 def _early_answer(topo: Topology, fine: TaskLevel, quick: np.ndarray, quick_occ: float,
                   inc: _Incumbent) -> None:  # fmt: skip
-    """Under a time limit: quick block starts refined by bottleneck moves until
-    ``inc.early_by`` (:data:`_EARLY_SHARE` of the budget), each offered to the time limit
-    only (:meth:`_Incumbent.offer_early`). Without a time limit nothing runs.
+    """Under a time limit: quick block starts refined by bottleneck moves, each better one
+    offered to the time limit only (:meth:`_Incumbent.offer_early`). Without a time limit
+    nothing runs.
 
-    The starts are the quick start on all the processors and the same blocks on each
-    processor subset of the coarse starts (:func:`_processor_sets`: nested prefixes of the
-    hierarchy order, the ``k`` fastest), refined in increasing order of their maximum
-    occupancy (ties: the earlier set), each to the end of its moves. The first
-    :data:`_EARLY_STARTS` are refined whatever the clock says until ``inc.early_last``
-    (:data:`_EARLY_GRACE` of the share past ``early_by``) or the deadline, the others only
-    when started before ``early_by`` and until then: a count, not the clock, decides the
-    early answer wherever the machine does that much work in ``early_last``, so that two
-    runs of one seed under different loads agree (issue 50). On a graph whose links are
-    slow the few-processor blocks are near the answer and take a few moves, where the
-    blocks on all the processors take many (the audit's metis-bipartite-100/tree: 3308
-    refined to 23.5 in 67 moves, 35 ms; its blocks on 2 processors, 68.25, to 23.33 in 7
-    moves, 2 ms); on the audit's pipeline (140 processors) the 17 starts cost 1.5 ms."""
-    starts = [(quick_occ, quick)]
-    for sub in _processor_sets(topo, True)[1:]:  # [0]: all the processors (``quick``)
+    1. *A count.* The quick start on all the processors and the same blocks on each
+       processor subset of the coarse starts (:func:`_processor_sets`: nested prefixes of
+       the hierarchy order, the ``k`` fastest) are refined in increasing order of their
+       maximum occupancy (ties: the earlier set), each to the end of its moves, until
+       :data:`_EARLY_MOVES` moves in all: a count, not the clock, so that two runs of one
+       seed under different loads reach the same answer (issue 50). The clock only caps it
+       at ``inc.early_last`` (:data:`_EARLY_GRACE` of the share past ``early_by``).
+    2. *The clock*: the best of them refined on until ``inc.early_by``
+       (:data:`_EARLY_SHARE` of the budget; before issue 50, the quick start on all the
+       processors alone), where the count did not end its moves (large instances).
+
+    On a graph whose links are slow the few-processor blocks are near the answer in a few
+    moves, where the blocks on all the processors take many: the audit's
+    metis-bipartite-100/tree, 3308 refined to 23.5 in 67 moves (35 ms), cut by a loaded
+    machine's clock at 0.05 s anywhere from 2432 to 23.5; its blocks on 1 and 2 processors
+    reach 23.92 and 23.33 in 2 and 7 moves. On the audit's pipeline (140 processors) the 17
+    starts cost 1.5 ms."""
+    starts = [(quick_occ, 0, quick)]
+    for i, sub in enumerate(_processor_sets(topo, True)[1:], 1):  # [0]: all (``quick``)
         if time.perf_counter() >= inc.early_last or time_up():
             break
         m = _quick_start(topo, fine, sub)
-        starts.append((RefineState(topo, fine, m).maximum(), m))
-    starts.sort(key=lambda s: s[0])  # stable: the earlier set first on a tie
-    for i, (value0, m) in enumerate(starts):
-        now = time.perf_counter()
-        if now >= inc.early_last or time_up() or (i >= _EARLY_STARTS and now >= inc.early_by):
+        starts.append((RefineState(topo, fine, m).maximum(), i, m))
+    starts.sort(key=lambda s: s[:2])  # the earlier set first on a tie
+    left, best = _EARLY_MOVES, (quick_occ, quick_occ, quick)
+    for value0, _, m in starts:
+        if left <= 0 or time.perf_counter() >= inc.early_last or time_up():
             break
-        until = inc.early_last if i < _EARLY_STARTS else inc.early_by
-        mapping, moves, value = _finish(topo, fine, m, until)
+        mapping, moves, value = _finish(topo, fine, m, inc.early_last, cap=left)
+        left -= moves
         inc.offer_early(value, mapping, [value0, value], moves=moves, initial_level=-2)
+        if value < best[1] * (1 - 1e-12):
+            best = (value0, value, mapping)
+    if time.perf_counter() < inc.early_by and not time_up():  # on while the share lasts
+        mapping, moves, value = _finish(topo, fine, best[2], inc.early_by)
+        inc.offer_early(value, mapping, [best[0], value], moves=moves, initial_level=-2)
 
 
-def _finish(topo: Topology, fine: TaskLevel, m: np.ndarray, finish_by) -> tuple:
+def _finish(topo: Topology, fine: TaskLevel, m: np.ndarray, finish_by,
+            cap: Optional[int] = None) -> tuple:  # fmt: skip
     """The finest mapping ``m`` of a run the deadline stopped, after bottleneck moves
-    (:func:`~coalloc.taskmap.refinement.refine`, at most ``max(200, 4 x tasks)``, in slices
-    of :data:`_FINISH_SLICE`) made while :func:`time.perf_counter` is before ``finish_by``
-    (None: to the end): ``(mapping, moves, maximum occupancy)``. Every move lowers the
-    bottleneck or the number of resources at it: never worse than ``m``. It stops too when
-    the deadline of an enclosing time limit has passed (:func:`~coalloc._shared.params.time_up`)."""
+    (:func:`~coalloc.taskmap.refinement.refine`, at most ``cap``, default ``max(200, 4 x
+    tasks)``, in slices of :data:`_FINISH_SLICE`) made while :func:`time.perf_counter` is
+    before ``finish_by`` (None: to the end): ``(mapping, moves, maximum occupancy)``. Every
+    move lowers the bottleneck or the number of resources at it: never worse than ``m``. It
+    stops too when the deadline of an enclosing time limit has passed
+    (:func:`~coalloc._shared.params.time_up`)."""
     state = RefineState(topo, fine, m.copy())
-    cap = max(200, 4 * fine.n)
+    cap = max(200, 4 * fine.n) if cap is None else cap
     moves = 0
     while moves < cap and (finish_by is None or time.perf_counter() < finish_by) and not time_up():
         made = refine(state, min(_FINISH_SLICE, cap - moves))
