@@ -257,7 +257,7 @@ def test_the_status_says_whether_the_budget_ended_the_step(monkeypatch, runs_to_
     monkeypatch.setattr(jp, "SPARE_GAP", 0.10)
     assert plain.status == "feasible" and plain.gap > jp.SPARE_GAP
 
-    def stand_in(t, r, mapping, time_limit, lower):
+    def stand_in(t, r, mapping, time_limit, lower, tries=6):
         if runs_to_the_limit:
             until = time.perf_counter() + time_limit
             while time.perf_counter() < until:
@@ -272,3 +272,23 @@ def test_the_status_says_whether_the_budget_ended_the_step(monkeypatch, runs_to_
         assert out.status == "time_limit" and "stopped at the limit" in out.message
     else:
         assert out.status == "feasible" and "stopped" not in out.message
+
+
+def test_a_short_spare_time_is_one_milp_with_all_of_it(monkeypatch):
+    """Under ``SPARE_ONE_TRY`` seconds left the step is one MILP (``tries=1``: it gets the
+    whole time, not the bisection's half); from there on the bisection's tries (h50tmap: at
+    T = 5-10 s under load the half was too short where the whole was not)."""
+    tasks, res = _pipeline(11)
+    result = tm.solve(tasks, res)  # gap 42 %
+    calls = []
+
+    def fake(t, r, mapping, **kw):  # records what the step is given, solves nothing
+        calls.append(kw)
+        return np.asarray(mapping), float(result.max_occupancy)
+
+    monkeypatch.setattr(jp, "pack_jobs", fake)
+    for left in (0.5 * jp.SPARE_ONE_TRY, 2.0 * jp.SPARE_ONE_TRY):
+        result.status = "feasible"
+        jp.pack_in_spare_time(tasks, res, result, time.perf_counter() + left)
+    assert [kw["tries"] for kw in calls] == [1, 6]
+    assert calls[0]["time_limit"] < 0.5 * jp.SPARE_ONE_TRY <= calls[1]["time_limit"]

@@ -30,7 +30,14 @@ from .model import ResourceGraph, TaskGraph
 from .result import TaskMappingResult
 from .verify import verify_mapping
 
-__all__ = ["pack_jobs", "pack_in_spare_time", "SPARE_GAP", "SPARE_MIN", "SPARE_STOP"]
+__all__ = [
+    "pack_jobs",
+    "pack_in_spare_time",
+    "SPARE_GAP",
+    "SPARE_MIN",
+    "SPARE_ONE_TRY",
+    "SPARE_STOP",
+]
 
 
 def _layout(tasks: TaskGraph, resources: ResourceGraph):
@@ -279,6 +286,13 @@ SPARE_GAP = 0.10
 #: 1-6 s each beside busy processes on 2 cores; with less than this each would get too little.
 SPARE_MIN = 1.0
 
+#: With less than this many seconds left the step is one MILP with all of them (``tries=1``),
+#: not a bisection whose first MILP gets half: under a load of 4-6 on 2 cores a packing MILP
+#: took 2-5 s (up to 20 s), so at T = 5-10 s the half was too short where the whole was not
+#: (h50tmap, ``bench/taskmap/ISSUE40.md``: improved 7 of 9 calls against 4 of 9, and ended
+#: at 2.7-8.9 s where the halves ran to T). Above it the bisection's later levels pay.
+SPARE_ONE_TRY = 15.0
+
 #: The step counts as stopped by the caller's deadline (status ``"time_limit"``) when it
 #: returns within ``max(SPARE_STOP, SPARE_STOP * its time)`` seconds of it: ``pack_jobs``
 #: keeps back at most 0.02 s for scoring, and a bisection that converged or used its tries
@@ -295,7 +309,8 @@ def pack_in_spare_time(
     not need (issue 40 item 2): it runs when the result holds a mapping of a method that
     ended by itself (status not ``"time_limit"``) with a bound and a gap above
     :data:`SPARE_GAP`, the step applies (jobs on a tree of single processors) and at least
-    :data:`SPARE_MIN` seconds are left before ``until``.
+    :data:`SPARE_MIN` seconds are left before ``until``; with less than
+    :data:`SPARE_ONE_TRY` left it is one MILP (``tries=1``) with all of them.
 
     Parameters
     ----------
@@ -328,8 +343,9 @@ def pack_in_spare_time(
     if left <= 0:
         return result
     before = float(result.max_occupancy)
+    tries = 1 if left < SPARE_ONE_TRY else 6  # (6: pack_jobs's default)
     mapping, occ = pack_jobs(tasks, resources, result.mapping, time_limit=left,
-                             lower=float(result.bound))  # fmt: skip
+                             lower=float(result.bound), tries=tries)  # fmt: skip
     done = time.perf_counter()
     result.timings = {**result.timings, "pack_jobs": done - t0}
     # the step ran to the caller's deadline (its bisection cut short, not converged): the
