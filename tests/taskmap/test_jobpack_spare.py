@@ -148,13 +148,16 @@ def test_the_polish_of_a_packing_is_valid_and_never_worse(seed):
     rep = tm.verify_mapping(tasks, res, out)
     assert rep.valid and float(rep.max_occupancy) <= before * (1 + 1e-12)
     assert np.isin(out, res.processors).all()
+    # a polish whose time has passed starts no move (pack_jobs gives it the call's deadline)
+    late = jp._polished(tasks, res, start, until=time.perf_counter() - 1.0)
+    assert np.array_equal(late, start)
 
 
 def test_pack_jobs_without_the_polish_is_the_milps_answers_alone(monkeypatch):
     tasks, res = _pipeline(11)
     start = np.full(tasks.n, int(res.processors[0]), dtype=np.int64)
     called = []
-    monkeypatch.setattr(jp, "_polished", lambda t, r, m: called.append(1) or m)
+    monkeypatch.setattr(jp, "_polished", lambda t, r, m, until=None: called.append(1) or m)
     jp.pack_jobs(tasks, res, start, tries=2, time_limit=60.0, polish=False)
     assert called == []
     jp.pack_jobs(tasks, res, start, tries=2, time_limit=60.0)

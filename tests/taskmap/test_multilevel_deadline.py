@@ -166,15 +166,14 @@ def test_the_quick_start_on_a_subset_uses_only_its_processors():
 
 def test_the_early_answer_is_a_count_not_the_clock(monkeypatch):
     """The early answer's first moves are a count (``_EARLY_MOVES``), refined whatever the
-    clock says until ``early_last``: a share of the budget that has already passed when
-    the early answer starts (a loaded machine) gives the same answer as a share that lasts
+    share of the budget says until the deadline: a share that has already passed when the
+    early answer starts (a loaded machine) gives the same answer as a share that lasts
     (issue 50: 23.33 on a loaded machine and an idle one, where the clock's cut gave
-    2432-23.5 at 0.05 s). The grace is made long so that only the share differs."""
+    2432-23.5 at 0.05 s)."""
     tasks, res = _bipartite()
     answers = {}
     for share in (0.25, 1e-9):
         monkeypatch.setattr(ml, "_EARLY_SHARE", share)
-        monkeypatch.setattr(ml, "_EARLY_GRACE", 0.25 / share)
         result, _, _ = _run_stopped_at("_paper_starts", tasks, res, 0, monkeypatch)
         answers[share] = result.max_occupancy
     assert answers[1e-9] == pytest.approx(answers[0.25], rel=1e-12)

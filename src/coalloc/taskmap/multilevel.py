@@ -106,12 +106,12 @@ _FINISH_SLICE = 8
 #: budget (:func:`_early_answer`): the paper's starts (their clustering: 0.2 s on 100 tasks)
 #: come before the multilevel's, and a deadline among them returned the unrefined start.
 _EARLY_SHARE = 0.25
-#: Bottleneck moves the early answer's starts get in all whatever the clock says
-#: (:func:`_early_answer`), for at most this fraction of the share past it: a start cut in
-#: its moves by the clock left the answer to the machine's load (the audit's 23.33 or 23.92
-#: at 0.05 s). Two slices: the few-processor blocks of the audit's instances end in 2-7.
+#: Bottleneck moves the early answer's starts get in all whatever the share says
+#: (:func:`_early_answer`; only the deadline stops them): a start cut in its moves by the
+#: clock left the answer to the machine's load (the audit's 23.33 or 23.92 at 0.05 s; with
+#: half a share more, 1701 under a load of 7). Two slices: the few-processor blocks of the
+#: audit's instances end in 2-7.
 _EARLY_MOVES = 16
-_EARLY_GRACE = 0.5
 
 
 def _finish_allowance(limit: float) -> float:
@@ -157,7 +157,7 @@ class _Incumbent:
             when = time.perf_counter() + left
             self.finish_by = when + _finish_allowance(when - started)
             self.early_by = started + _EARLY_SHARE * (when - started)
-            self.early_last = self.early_by + _EARLY_GRACE * _EARLY_SHARE * (when - started)
+            self.early_last = when  # the count's cap (:func:`_early_answer`): the deadline
         self.value = np.inf
         self.early = np.inf  # the value of the answer offered by offer_early
         self.early_best: Optional[tuple] = None  # its (mapping, history, counts)
@@ -489,8 +489,8 @@ def _early_answer(topo: Topology, fine: TaskLevel, quick: np.ndarray, quick_occ:
        the hierarchy order, the ``k`` fastest) are refined in increasing order of their
        maximum occupancy (ties: the earlier set), each to the end of its moves, until
        :data:`_EARLY_MOVES` moves in all: a count, not the clock, so that two runs of one
-       seed under different loads reach the same answer (issue 50). The clock only caps it
-       at ``inc.early_last`` (:data:`_EARLY_GRACE` of the share past ``early_by``).
+       seed under different loads reach the same answer (issue 50). Only the deadline
+       (``inc.early_last``) cuts it.
     2. *The clock*: the best of them refined on until ``inc.early_by``
        (:data:`_EARLY_SHARE` of the budget; before issue 50, the quick start on all the
        processors alone), where the count did not end its moves (large instances).
