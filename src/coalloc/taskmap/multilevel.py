@@ -324,11 +324,12 @@ def map_multilevel(
         (:func:`coalloc.taskmap.solve`) every better mapping
         is offered as it comes: the quick start, the paper's base and open+improve (up to
         ``paper_start`` tasks), each initial start, each level's refinement. Under a time
-        limit the quick start is also refined first (for at most a quarter of the budget,
-        offered to the time limit only), and a run the deadline stops returns the mapping
-        last offered and that early one finished by bottleneck moves on the tasks for at
-        most half the overrun allowance (``iterations["finish_moves"]``), the better of the
-        two: never worse than the stage's mapping.
+        limit quick block starts (on all the processors and on each processor subset) are
+        also refined first (a count of moves, then the best of them for at most a quarter
+        of the budget; offered to the time limit only), and a run the deadline stops
+        returns the mapping last offered and that early one finished by bottleneck moves on
+        the tasks for at most half the overrun allowance (``iterations["finish_moves"]``),
+        the better of the two: never worse than the stage's mapping.
 
     Raises
     ------
