@@ -61,8 +61,11 @@ def test_a_timed_solve_carries_the_capped_bound_and_the_callers_limit(method):
     want = lower_bound(taskmap.TaskGraph(tasks.node_weight, tasks.comm), res, max_tests=tests)
     if out.mapping is not None:
         assert taskmap.verify_mapping(tasks, res, out.mapping).ok
-        assert out.bound == pytest.approx(min(want, out.max_occupancy)) or (
-            out.bound >= want and out.bound <= out.max_occupancy * (1 + 1e-9))
+        if "cut short by the deadline" in out.message:  # a loaded machine: valid, weaker
+            assert out.bound <= min(want, out.max_occupancy) * (1 + 1e-12)
+        else:
+            assert out.bound == pytest.approx(min(want, out.max_occupancy)) or (
+                out.bound >= want and out.bound <= out.max_occupancy * (1 + 1e-9))
     untimed = taskmap.solve(tasks, res, method, seed=0)
     assert "bound_tests" not in untimed.params
     assert untimed.bound >= lower_bound(tasks, res) * (1 - 1e-12) or untimed.bound == pytest.approx(
@@ -77,3 +80,41 @@ def test_bound_tests_is_a_function_of_the_instance_and_the_limit():
     big = gen.geometric_task_graph(seed=1)
     assert bound_tests(big, res, 0.5) < bound_tests(tasks, res, 0.5)  # larger: fewer tests
     assert isinstance(bound_tests(tasks, res, 1.0), int)
+
+
+def test_no_test_of_the_bound_starts_after_the_callers_deadline(monkeypatch):
+    """A timed call's bound runs after the method with the tests' predicted time kept back;
+    a bound slower than predicted (a cold first call under load: 0.104-0.155 s at T = 0.05
+    s, h50tmap) must not run past the deadline. Stand-in: every full test moves the bound's
+    clock on by an hour, so after the first no other may start, whatever the machine's load;
+    the count alone (the old code) let the bisection run its dozen. The value is valid (at
+    most the count's, at least the job bound), not cached, and named in the message."""
+    import coalloc.taskmap.bounds as bd
+
+    tasks = gen.pipeline_task_graph(seed=1)
+    res = gen.internet_resource_graph(seed=301)
+    full_count = lower_bound(taskmap.TaskGraph(tasks.node_weight, tasks.comm), res,
+                             max_tests=bound_tests(tasks, res, 0.5))  # fmt: skip
+    started = []
+    feasible, clock = bd._feasible, __import__("time").perf_counter
+
+    class _Clock:  # the bound's clock: real time plus an hour per full test so far
+        @staticmethod
+        def perf_counter():
+            return clock() + 3600.0 * len(started)
+
+    def slow(st, L, rounds=bd._ROUNDS, lp=True):
+        if lp and rounds:
+            started.append(L)
+        return feasible(st, L, rounds=rounds, lp=lp)
+
+    monkeypatch.setattr(bd, "time", _Clock, raising=False)
+    monkeypatch.setattr(bd, "_feasible", slow)
+    out = taskmap.solve(tasks, res, "multilevel", time_limit=0.5, seed=0)
+    assert len(started) <= 1  # the count allows bound_tests(0.5) of them; 12 needed
+    assert taskmap.verify_mapping(tasks, res, out.mapping).ok
+    assert out.bound <= full_count * (1 + 1e-12) and out.bound <= out.max_occupancy
+    assert out.gap == pytest.approx((out.max_occupancy - out.bound) / out.max_occupancy)
+    assert "cut short by the deadline" in out.message
+    monkeypatch.undo()
+    assert lower_bound(tasks, res, max_tests=bound_tests(tasks, res, 0.5)) == full_count

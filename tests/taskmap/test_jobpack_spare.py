@@ -148,13 +148,16 @@ def test_the_polish_of_a_packing_is_valid_and_never_worse(seed):
     rep = tm.verify_mapping(tasks, res, out)
     assert rep.valid and float(rep.max_occupancy) <= before * (1 + 1e-12)
     assert np.isin(out, res.processors).all()
+    # a polish whose time has passed starts no move (pack_jobs gives it the call's deadline)
+    late = jp._polished(tasks, res, start, until=time.perf_counter() - 1.0)
+    assert np.array_equal(late, start)
 
 
 def test_pack_jobs_without_the_polish_is_the_milps_answers_alone(monkeypatch):
     tasks, res = _pipeline(11)
     start = np.full(tasks.n, int(res.processors[0]), dtype=np.int64)
     called = []
-    monkeypatch.setattr(jp, "_polished", lambda t, r, m: called.append(1) or m)
+    monkeypatch.setattr(jp, "_polished", lambda t, r, m, until=None: called.append(1) or m)
     jp.pack_jobs(tasks, res, start, tries=2, time_limit=60.0, polish=False)
     assert called == []
     jp.pack_jobs(tasks, res, start, tries=2, time_limit=60.0)
@@ -253,11 +256,12 @@ def test_the_status_says_whether_the_budget_ended_the_step(monkeypatch, runs_to_
     the step returns, so the test does not race a clock."""
     tasks, res = _pipeline(11)
     monkeypatch.setattr(jp, "SPARE_GAP", np.inf)  # the same call without the step
-    plain = tm.solve(tasks, res, time_limit=1.5, seed=0)
+    # 3 s: the default alone takes 0.3-0.7 s under a load of 5 and must end by itself
+    plain = tm.solve(tasks, res, time_limit=3.0, seed=0)
     monkeypatch.setattr(jp, "SPARE_GAP", 0.10)
     assert plain.status == "feasible" and plain.gap > jp.SPARE_GAP
 
-    def stand_in(t, r, mapping, time_limit, lower):
+    def stand_in(t, r, mapping, time_limit, lower, tries=6):
         if runs_to_the_limit:
             until = time.perf_counter() + time_limit
             while time.perf_counter() < until:
@@ -265,10 +269,30 @@ def test_the_status_says_whether_the_budget_ended_the_step(monkeypatch, runs_to_
         return np.asarray(mapping).copy(), float(plain.max_occupancy)
 
     monkeypatch.setattr(jp, "pack_jobs", stand_in)
-    out = tm.solve(tasks, res, time_limit=1.5, seed=0)
+    out = tm.solve(tasks, res, time_limit=3.0, seed=0)
     assert out.mapping.tolist() == plain.mapping.tolist()
     assert tm.Instance(tasks, res).verify(out).ok
     if runs_to_the_limit:
         assert out.status == "time_limit" and "stopped at the limit" in out.message
     else:
         assert out.status == "feasible" and "stopped" not in out.message
+
+
+def test_a_short_spare_time_is_one_milp_with_all_of_it(monkeypatch):
+    """Under ``SPARE_ONE_TRY`` seconds left the step is one MILP (``tries=1``: it gets the
+    whole time, not the bisection's half); from there on the bisection's tries (h50tmap: at
+    T = 5-10 s under load the half was too short where the whole was not)."""
+    tasks, res = _pipeline(11)
+    result = tm.solve(tasks, res)  # gap 42 %
+    calls = []
+
+    def fake(t, r, mapping, **kw):  # records what the step is given, solves nothing
+        calls.append(kw)
+        return np.asarray(mapping), float(result.max_occupancy)
+
+    monkeypatch.setattr(jp, "pack_jobs", fake)
+    for left in (0.5 * jp.SPARE_ONE_TRY, 2.0 * jp.SPARE_ONE_TRY):
+        result.status = "feasible"
+        jp.pack_in_spare_time(tasks, res, result, time.perf_counter() + left)
+    assert [kw["tries"] for kw in calls] == [1, 6]
+    assert calls[0]["time_limit"] < 0.5 * jp.SPARE_ONE_TRY <= calls[1]["time_limit"]

@@ -86,6 +86,7 @@ every mapping, the first lemma on every task set).
 
 from __future__ import annotations
 
+import time
 import weakref
 from typing import Optional
 
@@ -100,7 +101,7 @@ from .jobbound import _jobs_bound
 from .model import ResourceGraph, TaskGraph
 from .routing import route_table
 
-__all__ = ["STRENGTHS", "bound_tests", "lower_bound", "seconds_per_test"]
+__all__ = ["STRENGTHS", "bound_tests", "lower_bound", "seconds_per_test", "timed_bound"]
 
 #: The strengths of :func:`lower_bound`, weakest first.
 STRENGTHS = ("basic", "stars", "cuts")
@@ -210,7 +211,14 @@ def lower_bound(
         or max_tests < 0
     ):  # fmt: skip
         raise ValueError(f"max_tests must be None or an integer >= 0, got {max_tests!r}")
-    cap = None if max_tests is None else int(max_tests)
+    return _bound(tasks, resources, strength, None if max_tests is None else int(max_tests))
+
+
+def _bound(tasks: TaskGraph, resources: ResourceGraph, strength: str, cap: Optional[int],
+           until: Optional[float] = None, cut: Optional[list] = None) -> float:  # fmt: skip
+    """:func:`lower_bound` without its checks; ``until`` (a :func:`time.perf_counter` value,
+    the stars bound only): no full test starts after it, a value it cut short (``cut[0]``
+    set True) is valid but weaker and is not cached (:func:`timed_bound`)."""
     basic = _basic(tasks, resources)
     if strength == "basic" or basic <= 0:
         return basic
@@ -219,15 +227,47 @@ def lower_bound(
     hit = memo.get(key)
     if hit is not None and hit[0]() is resources:
         return hit[1]
+    cut = [False] if cut is None else cut
     if strength == "stars":
         # the job bound first (milliseconds): the stars bisection starts from it
         jobs = max(basic, _jobs_bound(tasks, resources, basic))
-        value = max(jobs, _stars(tasks, resources, jobs, cap))
+        value = max(jobs, _stars(tasks, resources, jobs, cap, until, cut))
     else:
-        value = max(lower_bound(tasks, resources, strength="stars", max_tests=cap),
-                    _cuts(tasks, resources, basic))  # fmt: skip
-    memo[key] = (weakref.ref(resources), value)
+        value = max(_bound(tasks, resources, "stars", cap), _cuts(tasks, resources, basic))
+    if not cut[0]:
+        memo[key] = (weakref.ref(resources), value)
     return value
+
+
+def timed_bound(tasks: TaskGraph, resources: ResourceGraph, max_tests: Optional[int],
+                until: float) -> tuple:  # fmt: skip
+    """The default (stars) :func:`lower_bound` with at most ``max_tests`` full tests, none of
+    them started after ``until`` (a :func:`time.perf_counter` value): what a timed
+    ``taskmap.solve`` carries. The count makes it the same on any machine; the deadline
+    keeps the call within its budget where the tests run slower than
+    :func:`seconds_per_test` predicts (a cold first call under load: 20-40 ms a test where
+    3.6 ms was predicted, h50tmap). Cut by ``until`` it is the largest value found to fail
+    so far: a valid bound, weaker, not cached.
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+    resources : ResourceGraph
+    max_tests : int or None
+        As :func:`lower_bound`'s.
+    until : float
+        No full test starts after it.
+
+    Returns
+    -------
+    bound : float
+    cut : bool
+        Whether ``until`` ended the tests before the count or the bisection did.
+    """
+    cut = [False]
+    value = _bound(tasks, resources, "stars", None if max_tests is None else int(max_tests),
+                   float(until), cut)  # fmt: skip
+    return value, cut[0]
 
 
 def _basic(tasks: TaskGraph, resources: ResourceGraph) -> float:
@@ -309,10 +349,12 @@ USUAL_TESTS = 14
 
 
 def _stars(tasks: TaskGraph, resources: ResourceGraph, start: float,
-           max_tests: Optional[int] = None) -> float:  # fmt: skip
+           max_tests: Optional[int] = None, until: Optional[float] = None,
+           cut: Optional[list] = None) -> float:  # fmt: skip
     """The least ``L`` (from ``start``, a valid bound, up) that passes :func:`_feasible`,
     from below: every value returned failed the test (or is ``start``). At most
-    ``max_tests`` full tests (then the largest value found to fail)."""
+    ``max_tests`` full tests, none started after ``until`` (then the largest value found
+    to fail; ``cut[0]`` set True when the deadline ended it)."""
     if tasks.n == 0 or resources.n_processors < 2:
         return start
     if tasks.n * resources.n_processors > _WORK or resources.n_processors**2 > _WORK:
@@ -328,6 +370,10 @@ def _stars(tasks: TaskGraph, resources: ResourceGraph, start: float,
             if left[0] <= 0:
                 raise _Spent
             left[0] -= 1
+        if until is not None and time.perf_counter() >= until:
+            if cut is not None:
+                cut[0] = True
+            raise _Spent
         return _feasible(st, L)
 
     return _least(full, lo)

@@ -147,8 +147,8 @@ class Topology:
         self.lpairs = pair_of[by]
         # route cost: sum of 1 / bandwidth over the route (occupancy added per unit volume)
         inv_bw = 1.0 / self.bw
-        self.cost = np.bincount(
-            np.repeat(np.arange(p * p), lens), weights=inv_bw[self.rlink], minlength=p * p
+        self.cost = np.bincount(  # (pair_of: each route link's pair, as repeated above)
+            pair_of, weights=inv_bw[self.rlink], minlength=p * p
         ).reshape(p, p)
         # distance along the list: the slowest link between consecutive processors
         idx = np.arange(max(p - 1, 0))

@@ -26,11 +26,19 @@ from typing import Optional
 
 import numpy as np
 
+from .._shared.milp.highs import HIGHS_STOP_MARGIN
 from .model import ResourceGraph, TaskGraph
 from .result import TaskMappingResult
 from .verify import verify_mapping
 
-__all__ = ["pack_jobs", "pack_in_spare_time", "SPARE_GAP", "SPARE_MIN", "SPARE_STOP"]
+__all__ = [
+    "pack_jobs",
+    "pack_in_spare_time",
+    "SPARE_GAP",
+    "SPARE_MIN",
+    "SPARE_ONE_TRY",
+    "SPARE_STOP",
+]
 
 
 def _layout(tasks: TaskGraph, resources: ResourceGraph):
@@ -136,11 +144,13 @@ def _packing(tasks, resources, layout, L: float, until: float) -> Optional[np.nd
     return mapping if (mapping >= 0).all() else None
 
 
-def _polished(tasks: TaskGraph, resources: ResourceGraph, mapping: np.ndarray) -> np.ndarray:
+def _polished(tasks: TaskGraph, resources: ResourceGraph, mapping: np.ndarray,
+              until: Optional[float] = None) -> np.ndarray:  # fmt: skip
     """``mapping`` after the multilevel mapper's bottleneck moves (its ``_finish``: every move
-    lowers the maximum or the number of resources at it; at most ``max(200, 4 x tasks)``):
-    the MILP places a job's counts but not which of its tasks go where, nor the volume
-    between jobs, which these moves see."""
+    lowers the maximum or the number of resources at it; at most ``max(200, 4 x tasks)``,
+    none started after ``until``, a :func:`time.perf_counter` value; None: no clock): the
+    MILP places a job's counts but not which of its tasks go where, nor the volume between
+    jobs, which these moves see."""
     from .hierarchy import topology
     from .levels import TaskLevel
     from .multilevel import _finish
@@ -149,7 +159,7 @@ def _polished(tasks: TaskGraph, resources: ResourceGraph, mapping: np.ndarray) -
     fine = TaskLevel.of(tasks)
     position = np.empty(resources.n_nodes, dtype=np.int64)
     position[topo.order_nodes] = np.arange(topo.P)
-    out, _, _ = _finish(topo, fine, position[mapping], None)
+    out, _, _ = _finish(topo, fine, position[mapping], until)
     return topo.order_nodes[out]
 
 
@@ -260,8 +270,9 @@ def pack_jobs(
         if m is None:
             lo = L
             continue
-        if polish:
-            m = _polished(tasks, resources, m)
+        if polish:  # until the call's deadline less the reserve for scoring (a MILP that
+            # answered at its end left the moves 0.3 s past T = 5 s under a load of 6)
+            m = _polished(tasks, resources, m, deadline - min(0.02, 0.05 * float(time_limit)))
         rep = verify_mapping(tasks, resources, m)
         if rep.valid and float(rep.max_occupancy) < best_occ:
             best, best_occ = m, float(rep.max_occupancy)
@@ -279,6 +290,13 @@ SPARE_GAP = 0.10
 #: 1-6 s each beside busy processes on 2 cores; with less than this each would get too little.
 SPARE_MIN = 1.0
 
+#: With less than this many seconds left the step is one MILP with all of them (``tries=1``),
+#: not a bisection whose first MILP gets half: under a load of 4-6 on 2 cores a packing MILP
+#: took 2-5 s (up to 20 s), so at T = 5-10 s the half was too short where the whole was not
+#: (h50tmap, ``bench/taskmap/ISSUE40.md``: improved 7 of 9 calls against 4 of 9, and ended
+#: at 2.7-8.9 s where the halves ran to T). Above it the bisection's later levels pay.
+SPARE_ONE_TRY = 15.0
+
 #: The step counts as stopped by the caller's deadline (status ``"time_limit"``) when it
 #: returns within ``max(SPARE_STOP, SPARE_STOP * its time)`` seconds of it: ``pack_jobs``
 #: keeps back at most 0.02 s for scoring, and a bisection that converged or used its tries
@@ -295,7 +313,8 @@ def pack_in_spare_time(
     not need (issue 40 item 2): it runs when the result holds a mapping of a method that
     ended by itself (status not ``"time_limit"``) with a bound and a gap above
     :data:`SPARE_GAP`, the step applies (jobs on a tree of single processors) and at least
-    :data:`SPARE_MIN` seconds are left before ``until``.
+    :data:`SPARE_MIN` seconds are left before ``until``; with less than
+    :data:`SPARE_ONE_TRY` left it is one MILP (``tries=1``) with all of them.
 
     Parameters
     ----------
@@ -328,8 +347,11 @@ def pack_in_spare_time(
     if left <= 0:
         return result
     before = float(result.max_occupancy)
+    tries = 1 if left < SPARE_ONE_TRY else 6  # (6: pack_jobs's default)
+    if tries == 1:  # its MILP runs to the deadline: HiGHS's stop past its limit kept back
+        left -= HIGHS_STOP_MARGIN  # (one try ran 0.03-0.07 s past T = 2 s under a load of 5)
     mapping, occ = pack_jobs(tasks, resources, result.mapping, time_limit=left,
-                             lower=float(result.bound))  # fmt: skip
+                             lower=float(result.bound), tries=tries)  # fmt: skip
     done = time.perf_counter()
     result.timings = {**result.timings, "pack_jobs": done - t0}
     # the step ran to the caller's deadline (its bisection cut short, not converged): the

@@ -106,6 +106,12 @@ _FINISH_SLICE = 8
 #: budget (:func:`_early_answer`): the paper's starts (their clustering: 0.2 s on 100 tasks)
 #: come before the multilevel's, and a deadline among them returned the unrefined start.
 _EARLY_SHARE = 0.25
+#: Bottleneck moves the early answer's starts get in all whatever the share says
+#: (:func:`_early_answer`; only the deadline stops them): a start cut in its moves by the
+#: clock left the answer to the machine's load (the audit's 23.33 or 23.92 at 0.05 s; with
+#: half a share more, 1701 under a load of 7). Two slices: the few-processor blocks of the
+#: audit's instances end in 2-7.
+_EARLY_MOVES = 16
 
 
 def _finish_allowance(limit: float) -> float:
@@ -120,18 +126,21 @@ def _finish_allowance(limit: float) -> float:
 # --------------------------------------------------------------------------------------
 
 
-def _quick_start(topo: Topology, fine: TaskLevel) -> np.ndarray:
+def _quick_start(topo: Topology, fine: TaskLevel, sub: Optional[np.ndarray] = None) -> np.ndarray:
     """The tasks in index order cut into blocks, one per processor in hierarchy order, each
     block's compute proportional to its processor's capacity: a complete mapping in
     microseconds (the first answer a time limit can return; on stencils in row-major order
-    it is often a fair one)."""
+    it is often a fair one). ``sub``: only these positions (in this order; None: all)."""
     w = fine.vw
     total = float(w.sum())
+    first = 0 if sub is None else int(sub[0])
     if fine.n == 0 or total <= 0:
-        return np.zeros(fine.n, dtype=np.int64)
-    ccap = np.cumsum(topo.cap)
+        return np.full(fine.n, first, dtype=np.int64)
+    cap = topo.cap if sub is None else topo.cap[sub]
+    ccap = np.cumsum(cap)
     mid = (np.cumsum(w) - w / 2) / total
-    return np.searchsorted(ccap / ccap[-1], mid, side="right").clip(0, topo.P - 1)
+    block = np.searchsorted(ccap / ccap[-1], mid, side="right").clip(0, cap.shape[0] - 1)
+    return block if sub is None else sub[block]
 
 
 class _Incumbent:
@@ -143,11 +152,12 @@ class _Incumbent:
     def __init__(self, tasks, resources, topo, levels, seed, params, started):
         self.args = (tasks, resources, topo, levels, seed, params, started)
         left = time_left()  # the deadline in force (None: no time limit)
-        self.finish_by = self.early_by = None
+        self.finish_by = self.early_by = self.early_last = None
         if left is not None:
             when = time.perf_counter() + left
             self.finish_by = when + _finish_allowance(when - started)
             self.early_by = started + _EARLY_SHARE * (when - started)
+            self.early_last = when  # the count's cap (:func:`_early_answer`): the deadline
         self.value = np.inf
         self.early = np.inf  # the value of the answer offered by offer_early
         self.early_best: Optional[tuple] = None  # its (mapping, history, counts)
@@ -314,11 +324,12 @@ def map_multilevel(
         (:func:`coalloc.taskmap.solve`) every better mapping
         is offered as it comes: the quick start, the paper's base and open+improve (up to
         ``paper_start`` tasks), each initial start, each level's refinement. Under a time
-        limit the quick start is also refined first (for at most a quarter of the budget,
-        offered to the time limit only), and a run the deadline stops returns the mapping
-        last offered and that early one finished by bottleneck moves on the tasks for at
-        most half the overrun allowance (``iterations["finish_moves"]``), the better of the
-        two: never worse than the stage's mapping.
+        limit quick block starts (on all the processors and on each processor subset) are
+        also refined first (a count of moves, then the best of them for at most a quarter
+        of the budget; offered to the time limit only), and a run the deadline stops
+        returns the mapping last offered and that early one finished by bottleneck moves on
+        the tasks for at most half the overrun allowance (``iterations["finish_moves"]``),
+        the better of the two: never worse than the stage's mapping.
 
     Raises
     ------
@@ -384,7 +395,7 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     quick_occ = RefineState(topo, fine, quick).maximum()
     inc.offer(quick_occ, quick, 0, [quick_occ], initial_level=-2)
     if inc.early_by is not None:  # a time limit: a refined answer early
-        _early_answer(topo, fine, quick, inc)
+        _early_answer(topo, fine, quick, quick_occ, inc)
     interrupt.check()  # the next steps may import and build the clustering first
     paper = first = None
     if tasks.n <= params["paper_start"]:
@@ -468,24 +479,61 @@ def _refined_start(topo: Topology, levels: list, start: tuple, top: int, n_tasks
     return (history[-1], m, history, sub.shape[0], top)
 
 
-def _early_answer(topo: Topology, fine: TaskLevel, quick: np.ndarray, inc: _Incumbent) -> None:
-    """Under a time limit: the quick start refined by bottleneck moves until
-    ``inc.early_by`` (:data:`_EARLY_SHARE` of the budget), offered to the time limit only
-    (:meth:`_Incumbent.offer_early`). Without a time limit nothing runs."""
-    mapping, moves, value = _finish(topo, fine, quick, inc.early_by)
-    if moves:
-        inc.offer_early(value, mapping, [inc.value, value], moves=moves, initial_level=-2)
+def _early_answer(topo: Topology, fine: TaskLevel, quick: np.ndarray, quick_occ: float,
+                  inc: _Incumbent) -> None:  # fmt: skip
+    """Under a time limit: quick block starts refined by bottleneck moves, each better one
+    offered to the time limit only (:meth:`_Incumbent.offer_early`). Without a time limit
+    nothing runs.
+
+    1. *A count.* The quick start on all the processors and the same blocks on each
+       processor subset of the coarse starts (:func:`_processor_sets`: nested prefixes of
+       the hierarchy order, the ``k`` fastest) are refined in increasing order of their
+       maximum occupancy (ties: the earlier set), each to the end of its moves, until
+       :data:`_EARLY_MOVES` moves in all: a count, not the clock, so that two runs of one
+       seed under different loads reach the same answer (issue 50). Only the deadline
+       (``inc.early_last``) cuts it.
+    2. *The clock*: the best of them refined on until ``inc.early_by``
+       (:data:`_EARLY_SHARE` of the budget; before issue 50, the quick start on all the
+       processors alone), where the count did not end its moves (large instances).
+
+    On a graph whose links are slow the few-processor blocks are near the answer in a few
+    moves, where the blocks on all the processors take many: the audit's
+    metis-bipartite-100/tree, 3308 refined to 23.5 in 67 moves (35 ms), cut by a loaded
+    machine's clock at 0.05 s anywhere from 2432 to 23.5; its blocks on 1 and 2 processors
+    reach 23.92 and 23.33 in 2 and 7 moves. On the audit's pipeline (140 processors) the 17
+    starts cost 1.5 ms."""
+    starts = [(quick_occ, 0, quick)]
+    for i, sub in enumerate(_processor_sets(topo, True)[1:], 1):  # [0]: all (``quick``)
+        if time.perf_counter() >= inc.early_last or time_up():
+            break
+        m = _quick_start(topo, fine, sub)
+        starts.append((RefineState(topo, fine, m).maximum(), i, m))
+    starts.sort(key=lambda s: s[:2])  # the earlier set first on a tie
+    left, best = _EARLY_MOVES, (quick_occ, quick_occ, quick)
+    for value0, _, m in starts:
+        if left <= 0 or time.perf_counter() >= inc.early_last or time_up():
+            break
+        mapping, moves, value = _finish(topo, fine, m, inc.early_last, cap=left)
+        left -= moves
+        inc.offer_early(value, mapping, [value0, value], moves=moves, initial_level=-2)
+        if value < best[1] * (1 - 1e-12):
+            best = (value0, value, mapping)
+    if time.perf_counter() < inc.early_by and not time_up():  # on while the share lasts
+        mapping, moves, value = _finish(topo, fine, best[2], inc.early_by)
+        inc.offer_early(value, mapping, [best[0], value], moves=moves, initial_level=-2)
 
 
-def _finish(topo: Topology, fine: TaskLevel, m: np.ndarray, finish_by) -> tuple:
+def _finish(topo: Topology, fine: TaskLevel, m: np.ndarray, finish_by,
+            cap: Optional[int] = None) -> tuple:  # fmt: skip
     """The finest mapping ``m`` of a run the deadline stopped, after bottleneck moves
-    (:func:`~coalloc.taskmap.refinement.refine`, at most ``max(200, 4 x tasks)``, in slices
-    of :data:`_FINISH_SLICE`) made while :func:`time.perf_counter` is before ``finish_by``
-    (None: to the end): ``(mapping, moves, maximum occupancy)``. Every move lowers the
-    bottleneck or the number of resources at it: never worse than ``m``. It stops too when
-    the deadline of an enclosing time limit has passed (:func:`~coalloc._shared.params.time_up`)."""
+    (:func:`~coalloc.taskmap.refinement.refine`, at most ``cap``, default ``max(200, 4 x
+    tasks)``, in slices of :data:`_FINISH_SLICE`) made while :func:`time.perf_counter` is
+    before ``finish_by`` (None: to the end): ``(mapping, moves, maximum occupancy)``. Every
+    move lowers the bottleneck or the number of resources at it: never worse than ``m``. It
+    stops too when the deadline of an enclosing time limit has passed
+    (:func:`~coalloc._shared.params.time_up`)."""
     state = RefineState(topo, fine, m.copy())
-    cap = max(200, 4 * fine.n)
+    cap = max(200, 4 * fine.n) if cap is None else cap
     moves = 0
     while moves < cap and (finish_by is None or time.perf_counter() < finish_by) and not time_up():
         made = refine(state, min(_FINISH_SLICE, cap - moves))
