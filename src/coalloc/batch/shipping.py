@@ -96,7 +96,7 @@ SPILL_BYTES: Optional[int] = 256 << 10
 #: elsewhere a mapped file cannot be removed while mapped.
 MAP_FILES = os.name == "posix"
 #: Dask chunks with arrays, for workers that share the caller's folder (a local cluster),
-#: packed as a process pool's (:meth:`Shipper._spilled`); False: pickled in band, as
+#: packed as a process pool's (:meth:`Shipper._for_dask`); False: pickled in band, as
 #: before h50pool (a benchmark's "before").
 SPILL_DASK = True
 _ALIGN = 64
@@ -685,7 +685,7 @@ def unpack(payload: Any, shared: Optional[dict] = None, data: Optional[bytes] = 
         if isinstance(packed, (bytes, bytearray, memoryview, pickle.PickleBuffer)):  # Dask
             packed = pickle.loads(packed)
         while isinstance(packed, (_Spill, _InFile)):  # a process pool; local Dask workers
-            packed = packed.load()  # (an _InFile may hold a _Spill: Shipper._spilled)
+            packed = packed.load()  # (an _InFile may hold a _Spill: Shipper._for_dask)
     chunk = []
     for index, item, seed in packed:
         if isinstance(item, _Parts):
