@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 from bench.loadshare.gap_published import best_known
+from bench.shared._progress import add_quiet, bar
 from coalloc.loadshare import read_gap, solve_gap, verify_gap
 from coalloc.loadshare.gap.bounds import lp_relaxation
 
@@ -117,7 +118,7 @@ def _with_mip(inst, limit: float, share: float, k: int, seed: int):
 def equal_time(args, best) -> None:
     """``--equal``: the heuristic against the heuristic and the core MIP at equal time."""
     gaps_a, gaps_b, improved, walls = {}, {}, 0, []
-    for key in args.only:
+    for key in bar(args.only, desc="instances"):
         inst = read_gap(os.path.join(args.data, *key.split("/")))[0]
         bk = best[key]
         ga, gb = [], []
@@ -151,6 +152,7 @@ def main(argv=None) -> None:
     ap.add_argument("--elite", type=int, default=0, help="more answers (seeds) whose pairs join")
     ap.add_argument("--fix", action="store_true", help="fix the items the answers agree on")
     ap.add_argument("--equal", type=float, default=0.0, help="at equal time: the MIP's share")
+    add_quiet(ap)
     args = ap.parse_args(argv)
     best = best_known(args.data)
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
@@ -158,7 +160,7 @@ def main(argv=None) -> None:
         equal_time(args, best)
         print(f"load average at end: {os.getloadavg()[0]:.2f}")
         return
-    for key in args.only:
+    for key in bar(args.only, desc="instances"):
         inst = read_gap(os.path.join(args.data, *key.split("/")))[0]
         bk = best[key]
         for seed in args.seeds:

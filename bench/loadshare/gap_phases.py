@@ -25,6 +25,7 @@ import sys
 import time
 
 from bench.loadshare.knob_ab import instances
+from bench.shared._progress import add_quiet, bar
 from coalloc.loadshare import solve_gap, verify_gap
 
 EVENTS: list = []  # (name, start, end) of the wrapped phases, perf_counter values
@@ -82,6 +83,7 @@ def main(argv=None) -> None:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--busy", type=int, default=0)
     ap.add_argument("--phases", action="store_true")
+    add_quiet(ap)
     args = ap.parse_args(argv)
     if args.phases:
         instrument()
@@ -93,7 +95,7 @@ def main(argv=None) -> None:
             allow = limit + max(0.05, 0.05 * limit)
             for method in args.methods:
                 walls, over = [], []
-                for key, inst in insts:
+                for key, inst in bar(insts, desc=f"{method} T={limit:g}", leave=False):
                     for seed in range(args.reps):
                         EVENTS.clear()
                         c0, t0 = time.process_time(), time.perf_counter()
