@@ -80,3 +80,14 @@ def test_bad_arguments_name_themselves(kwargs, error, word):
 def test_minus_one_is_every_cpu():
     with pool(-1, families=()) as workers:
         assert workers._max_workers == len(os.sched_getaffinity(0))
+
+
+def test_a_pool_never_given_work_stops_its_workers():
+    """Its workers started at once; without the executor's manager thread, which only a
+    submit started, shutdown never told them to stop and they outlived the caller."""
+    with pool(2, families=()) as workers:
+        started = list((workers._processes or {}).values())
+        assert len(started) == 2
+    for process in started:
+        process.join(timeout=60)  # shutdown(wait=True) has joined them already
+    assert [p.is_alive() for p in started] == [False, False]

@@ -134,10 +134,19 @@ class WorkerPool(cf.ProcessPoolExecutor):
 
     def _start_all(self) -> None:
         """Start every worker now (they warm up in parallel), not one per submitted chunk
-        as a spawned pool otherwise does."""
+        as a spawned pool otherwise does, and the executor's manager thread with them.
+
+        Without that thread a pool that was never given work would not stop its workers at
+        :meth:`shutdown` (the standard library tells them to stop from that thread only):
+        they would outlive their parent, each blocked on the queue whose pipe the others
+        still hold open.
+        """
         launch = getattr(self, "_launch_processes", None)  # Python >= 3.11
         if launch is not None and not getattr(self, "_executor_manager_thread", None):
             launch()
+            manage = getattr(self, "_start_executor_manager_thread", None)
+            if manage is not None:
+                manage()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Stop the workers and, once they are gone (``wait``), remove their folder."""
