@@ -995,6 +995,27 @@ cdef inline double _fine_lo(const double* r, const Py_ssize_t* wl, const Py_ssiz
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+cdef inline Py_ssize_t _gather_marked(const char* mark, char want, Py_ssize_t n, Py_ssize_t m,
+                                      const double* p, const double* hb, const double* lb,
+                                      int64_t* keep, double* pk, double* hk,
+                                      double* lk) noexcept nogil:
+    """window_screen's rows of one sub-block marked want (mark: its n marks), ascending:
+    their indices into keep, their capacities (p, (n, m)) and bounds above and below (hb,
+    lb, (n, m)) into pk, hk and lk, row after row; returns how many (steps A and B)."""
+    cdef Py_ssize_t jj, i, nk = 0
+    for jj in range(n):
+        if mark[jj] == want:
+            keep[nk] = jj
+            for i in range(m):
+                pk[nk * m + i] = p[jj * m + i]
+                hk[nk * m + i] = hb[jj * m + i]
+                lk[nk * m + i] = lb[jj * m + i]
+            nk += 1
+    return nk
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 @cython.cdivision(True)
 def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascending
                   const double[:, :, ::1] res,    # IN  (N, m, K) reserved amounts
@@ -1203,16 +1224,9 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
         # kthr and kthr2 are apart: step A of every sub-block first, then step B of every
         # one, the same calls in the same order per chain)
         for b in range(nb):
-            if lows:  # the rows step 0 kept, their bounds gathered
-                nk0 = 0
-                for jj in range(n):
-                    if mark[b * n + jj]:
-                        keep0[nk0] = jj
-                        for i in range(m):
-                            pk2[nk0 * m + i] = p[jj, i]
-                            hk2[nk0 * m + i] = hi[b * nm + jj * m + i]
-                            lk2[nk0 * m + i] = lo[b * nm + jj * m + i]
-                        nk0 += 1
+            if lows:  # the rows step 0 kept (marked 1), their bounds gathered
+                nk0 = _gather_marked(&mark[b * n], 1, n, m, &p[0, 0], &hi[b * nm],
+                                     &lo[b * nm], &keep0[0], &pk2[0], &hk2[0], &lk2[0])
                 pp, hp, lp = &pk2[0], &hk2[0], &lk2[0]
             else:  # every row (no step 0)
                 nk0 = n
@@ -1258,15 +1272,8 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
                         nk2 += 1
                 kofs[b + 1] = kofs[b] + nk2
                 continue
-            nk = 0
-            for jj in range(n):
-                if mark[b * n + jj] == 2:
-                    keep[nk] = jj
-                    for i in range(m):
-                        pk[nk * m + i] = p[jj, i]
-                        hk[nk * m + i] = hi[b * nm + jj * m + i]
-                        lk[nk * m + i] = lo[b * nm + jj * m + i]
-                    nk += 1
+            nk = _gather_marked(&mark[b * n], 2, n, m, &p[0, 0], &hi[b * nm], &lo[b * nm],
+                                &keep[0], &pk[0], &hk[0], &lk[0])
             nk2 = _keep_rows(&pk[0], &lk[0], &hk[0], nk, m, &elo[0], dd, &w[0], g, weigh,
                              &lb[0], &buf[0], &cls[0], &keep2[0], &cadd2[0], &kadd2,
                              &kthr2[0])
