@@ -197,20 +197,29 @@ def test_scan_answers_alike_with_and_without_window_screen(monkeypatch, count, l
     req = CollectiveRequest(1800.0, count, te, te + 12 * 3600.0, {k: 0.0 for k in pool.names},
                             {k: float(v) for k, v in zip(pool.names, d)},
                             {"arch": "amd64"})  # fmt: skip
-    calls = []
-    real = Kernels.window_screen
+    calls, blocks = [], []  # the starts of each window_screen / window_max_blocks call
+    real, real_blocks = Kernels.window_screen, Kernels.window_max_blocks
 
     def counted(self, *args, **kwargs):
-        calls.append(1)
+        calls.append(len(args[5]))
         return real(self, *args, **kwargs)
 
+    def counted_blocks(self, *args, **kwargs):
+        blocks.append(len(args[5]))
+        return real_blocks(self, *args, **kwargs)
+
     monkeypatch.setattr(Kernels, "window_screen", counted)
+    monkeypatch.setattr(Kernels, "window_max_blocks", counted_blocks)
     got = scan(req, pool)
-    fused = len(calls)
+    fused = list(calls)
+    # h51coll: the second block (8 starts) by window_screen too, the first start alone not
+    assert blocks == [1] and fused[0] == 8
     monkeypatch.setattr(mod, "_FUSE_SHARE", 10**9)
     calls.clear()
+    blocks.clear()
     full = scan(req, pool)
-    assert fused > 0 and not calls  # the switch is what differs
+    assert fused and not calls  # the switch is what differs
+    assert blocks == [1, 8]
     twin = scan(req, pool, backend="numpy")
     for other in (full, twin):
         assert (got.status, got.start, got.message) == (other.status, other.start, other.message)
