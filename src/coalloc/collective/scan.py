@@ -287,7 +287,8 @@ class _Scan:
     def passing(self):
         """The starts that pass the screens, in order, with their window maxima: the first
         start alone, then ``block`` starts (window maxima from the pool's block maxima:
-        ``window_max_blocks``), then blocks eight times larger (``window_max_rows``, linear
+        ``window_max_blocks``, unless ``window_screen`` runs there as on the later blocks),
+        then blocks eight times larger (``window_max_rows``, linear
         in the segments) up to :data:`_MAX_BLOCK`, or up to twice the segments of the first
         window when that is less (at least :data:`_SHORT_BLOCK`); a block's maxima computed
         once and screened at once (``block_screen``, or ``pruned_screen``: the same outputs
