@@ -411,7 +411,8 @@ def brute_force(
         # nodes before a refusal or the first check of the deadline; issue 36): the same
         # maxima and comparisons, node by node in index order
         ok_label = np.flatnonzero(prob.label_ok)
-        peaks = res[:, :, seg][ok_label].max(axis=2)
+        # (the segments are consecutive: the window's maxima read in place, no copy)
+        peaks = res[:, :, seg[0] : seg[-1] + 1].max(axis=2)[ok_label]
         keep = np.all(capall[ok_label] - peaks >= e - tau, axis=1)
         cand = [int(j) for j in ok_label[keep]]
         tm = {int(j): peaks[i] for i, j in enumerate(ok_label) if keep[i]}
