@@ -35,14 +35,14 @@ def test_a_first_exact_call_imports_none_of_the_package():
 
 
 class _Recording(np.ndarray):
-    """A pool's amounts that record the size of every array ``exact.py`` reads out of them by
+    """A pool's amounts that record the size of every array ``exact.py`` and ``cankar.py`` read by
     indexing (the screens before it, polled, are not its own)."""
 
     sizes: list = []
 
     def __getitem__(self, key):
         out = np.asarray(super().__getitem__(key))
-        if sys._getframe(1).f_code.co_filename.endswith("exact.py"):
+        if sys._getframe(1).f_code.co_filename.endswith(("exact.py", "cankar.py")):
             _Recording.sizes.append(out.size)
         return out
 
@@ -86,3 +86,24 @@ def test_brute_force_finds_the_same_candidates_as_node_by_node():
             assert a.status == b.status
             if a.status == "optimal":
                 assert a.start == b.start
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_cankar_reads_only_the_slots_of_its_window(seed):
+    """Issue 36, 10,000 nodes x 2,016 slots: Phase III copied the discovered rows' whole
+    timetables (``pool.reserved[rjob]``) and ran seconds past a 0.05-2 s limit under load.
+    Now it reads the slots from ``t_e``'s to the last window's end only (the same
+    candidates and maxima: the same answer as on a plain pool)."""
+    co = pytest.importorskip("coalloc.collective")
+    pool = co.generators.table1_pool(24, n_slots=288, seed=seed)
+    cap = pool.capacity.min(axis=0)
+    request = co.CollectiveRequest(1800.0, 3, 3600.0 * seed, 3600.0 * (seed + 3),
+                                   {k: float(v) / 8 for k, v in zip(pool.names, cap)})  # fmt: skip
+    want = co.Instance(request, pool).solve("cankar", seed=seed)
+    pool = _recorded(pool)
+    got = co.Instance(request, pool).solve("cankar", seed=seed)
+    assert (got.status, got.start, got.message) == (want.status, want.start, want.message)
+    assert np.array_equal(np.asarray(got.resources), np.asarray(want.resources))
+    assert got.rejection == want.rejection
+    whole = pool.n_nodes * pool.reserved.shape[1] * pool.reserved.shape[2]
+    assert _Recording.sizes and max(_Recording.sizes) < whole // 4
