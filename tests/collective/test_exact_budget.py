@@ -107,3 +107,29 @@ def test_cankar_reads_only_the_slots_of_its_window(seed):
     assert got.rejection == want.rejection
     whole = pool.n_nodes * pool.reserved.shape[1] * pool.reserved.shape[2]
     assert _Recording.sizes and max(_Recording.sizes) < whole // 4
+
+
+def test_cankar_phase_three_looks_at_the_deadline_between_chunks(monkeypatch):
+    """Phase III's window maxima over every candidate in one call ran 1-3 s past the
+    deadline at N = 1,024 on 10,000 nodes under load: now in chunks of ``_CHUNK``
+    candidates with the deadline looked at between them (the same answer)."""
+    import types
+
+    co = pytest.importorskip("coalloc.collective")
+    ck = __import__("coalloc.collective.cankar", fromlist=["_CHUNK"])
+    pool = co.generators.table1_pool(24, n_slots=288, seed=4)
+    cap = pool.capacity.min(axis=0)
+    request = co.CollectiveRequest(1800.0, 3, 0.0, 20 * 3600.0,
+                                   {k: float(v) / 8 for k, v in zip(pool.names, cap)})  # fmt: skip
+    want = co.Instance(request, pool).solve("cankar", seed=4)
+    seen = []
+    real = ck.interrupt
+
+    def check(*args):
+        seen.append(sys._getframe(1).f_code.co_name)
+        return real.check(*args)
+
+    monkeypatch.setattr(ck, "interrupt", types.SimpleNamespace(check=check))
+    got = co.Instance(request, pool).solve("cankar", seed=4)
+    assert (got.status, got.start, got.message) == (want.status, want.start, want.message)
+    assert seen.count("_start_candidates") >= 2  # more than _CHUNK candidates, looked at

@@ -258,6 +258,12 @@ def _capacity_proof(prob: Problem, pool: ResourcePool, top: np.ndarray, n: int) 
                        f"no set of {n} reaches it at any time)"}  # fmt: skip
 
 
+#: Phase III's candidates per ``window_max`` call and rows per copy (the deadline is looked
+#: at between them).
+_CHUNK = 32
+_ROWS = 1024
+
+
 @dataclass(frozen=True)
 class _Window:
     """Phase III's start candidates over the discovered resources ``rjob``: ``times``
@@ -284,15 +290,29 @@ def _start_candidates(ker, prob: Problem, req: CollectiveRequest, rjob: np.ndarr
     k0 = max(int(np.searchsorted(pool.times, lo, side="right")) - 1, 0)
     k1 = int(np.searchsorted(pool.times, hi + req.duration, side="left")) + 1
     k1 = min(max(k1, k0 + 1), pool.times.shape[0])
-    times, sub = pool.times[k0:k1], pool.reserved[rjob, :, k0:k1]
+    times = pool.times[k0:k1]
+    sub = np.empty((rjob.size, pool.reserved.shape[1], times.shape[0]))
     inc = np.zeros((rjob.size, times.shape[0]), dtype=bool)
-    if times.shape[0] > 1:
-        inc[:, 1:] = np.any(sub[:, :, 1:] < sub[:, :, :-1], axis=1)
+    for r in range(0, rjob.size, _ROWS):  # rows in chunks, the deadline looked at between
+        interrupt.check()
+        part = sub[r : r + _ROWS]
+        part[...] = pool.reserved[rjob[r : r + _ROWS], :, k0:k1]
+        if times.shape[0] > 1:
+            inc[r : r + _ROWS, 1:] = np.any(part[:, :, 1:] < part[:, :, :-1], axis=1)
     in_window = (times > lo) & (times <= hi)
     cand = np.concatenate([[lo], times[np.any(inc, axis=0) & in_window]])
-    tmax_all = ker.window_max(times, sub, cand, req.duration)
-    avail_all = cap[None, :, :] - tmax_all
-    ok_all = np.all(avail_all >= prob.elo[None, None, :], axis=2)  # A_j^s(t)
+    # the candidates' maxima in chunks, the deadline looked at between them (one call over
+    # 577 candidates x 8,476 rows ran 1-3 s past the deadline under load; the same values)
+    tmax_all = np.empty((cand.size, rjob.size, sub.shape[1]))
+    avail_all = np.empty_like(tmax_all)
+    ok_all = np.empty((cand.size, rjob.size), dtype=bool)
+    for c in range(0, cand.size, _CHUNK):
+        interrupt.check()
+        tm = tmax_all[c : c + _CHUNK]
+        tm[...] = ker.window_max(times, sub, cand[c : c + _CHUNK], req.duration)
+        np.subtract(cap[None, :, :], tm, out=avail_all[c : c + _CHUNK])
+        ok_all[c : c + _CHUNK] = np.all(avail_all[c : c + _CHUNK] >= prob.elo[None, None, :],
+                                        axis=2)  # A_j^s(t)  # fmt: skip
     kidx = np.searchsorted(times, cand[1:], side="left")
     keep = np.concatenate([[ok_all[0].any()], np.any(ok_all[1:] & inc[:, kidx].T, axis=1)])
     return _Window(cand, np.flatnonzero(keep), tmax_all, avail_all, ok_all)
