@@ -296,3 +296,32 @@ def test_a_short_spare_time_is_one_milp_with_all_of_it(monkeypatch):
         jp.pack_in_spare_time(tasks, res, result, time.perf_counter() + left)
     assert [kw["tries"] for kw in calls] == [1, 6]
     assert calls[0]["time_limit"] < 0.5 * jp.SPARE_ONE_TRY <= calls[1]["time_limit"]
+    # the one MILP's level 0.3 of the way up (h51tmap), the bisection's the midpoint
+    assert [kw["first"] for kw in calls] == [jp.SPARE_FIRST, 0.5]
+
+
+@pytest.mark.parametrize("first", [0.3, 0.5])
+def test_the_first_level_lies_where_first_says(monkeypatch, first):
+    """``pack_jobs(first=f)``'s first MILP is at ``lower + f (occupancy - lower)``; the next
+    bisect (here every MILP finds nothing, so the lower end moves up to each level)."""
+    tasks, res = _pipeline(11)
+    start = tm.solve(tasks, res)
+    levels = []
+
+    def none(t, r, layout, L, until):
+        levels.append(L)
+        return None
+
+    monkeypatch.setattr(jp, "_packing", none)
+    lo, hi = 0.2, float(start.max_occupancy)
+    jp.pack_jobs(tasks, res, start.mapping, tries=2, lower=lo, first=first, time_limit=60)
+    assert levels[0] == pytest.approx(lo + first * (hi - lo))
+    assert levels[1] == pytest.approx(0.5 * (levels[0] + hi))
+
+
+@pytest.mark.parametrize("bad", [0, 1, -0.2, 1.5, True, "0.3"])
+def test_pack_jobs_names_a_bad_first_level(bad):
+    tasks, res = _pipeline(11)
+    start = tm.solve(tasks, res)
+    with pytest.raises(ValueError, match="first"):
+        jp.pack_jobs(tasks, res, start.mapping, first=bad)

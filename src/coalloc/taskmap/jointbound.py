@@ -174,16 +174,31 @@ def _solve(tasks: TaskGraph, resources: ResourceGraph, lower: float, upper: floa
     proves it infeasible, else ``(status, dual, objective)`` with HiGHS's dual bound (NaN
     when none) and its best objective (inf when none); ``("n/a", lower, inf)`` when the
     model does not apply."""
-    import highspy
-    import scipy.sparse as sp
-
-    from .._shared.milp.highs import quiet_highs
-
     built = _model(tasks, resources, upper)
     if built is None:
         return "n/a", lower, np.inf
     lo, hi, integ, rows = built
     lo[0] = lower
+    cost = np.zeros(lo.shape[0])
+    cost[0] = 1.0
+    status, dual, obj, _ = run_highs(cost, lo, hi, integ, rows, nodes, time_limit)
+    if status == "infeasible":
+        return "infeasible", upper, upper
+    return status, dual, obj
+
+
+def run_highs(cost: np.ndarray, lo: np.ndarray, hi: np.ndarray, integ: np.ndarray,
+              rows: list, nodes: Optional[int], time_limit: Optional[float]) -> tuple:  # fmt: skip
+    """``min cost.x`` over rows ``(coef dict, low, high)`` and column bounds, with HiGHS
+    (one thread, no output). Returns ``(status, dual, objective, x)``: status
+    ``"infeasible"`` (proven), ``"optimal"`` or ``"stopped"`` (a limit or anything else);
+    HiGHS's dual bound (NaN when none); the best objective and solution found (inf and
+    None when none: also after a limit, HiGHS's incumbent)."""
+    import highspy
+    import scipy.sparse as sp
+
+    from .._shared.milp.highs import quiet_highs
+
     r, c, v, rlo, rhi = [], [], [], [], []
     for i, (coef, a, b) in enumerate(rows):
         for q, x in coef.items():
@@ -199,9 +214,7 @@ def _solve(tasks: TaskGraph, resources: ResourceGraph, lower: float, upper: floa
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = nv, len(rows)
-    cost = np.zeros(nv)
-    cost[0] = 1.0
-    lp.col_cost_ = cost
+    lp.col_cost_ = np.asarray(cost, dtype=np.float64)
     lp.col_lower_ = np.clip(lo, -inf, inf)
     lp.col_upper_ = np.clip(hi, -inf, inf)
     lp.row_lower_ = np.clip(np.array(rlo, dtype=np.float64), -inf, inf)
@@ -215,19 +228,22 @@ def _solve(tasks: TaskGraph, resources: ResourceGraph, lower: float, upper: floa
     h = quiet_highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
-    h.setOptionValue("mip_max_nodes", int(nodes))
+    if nodes is not None:
+        h.setOptionValue("mip_max_nodes", int(nodes))
     if time_limit is not None:
         h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
     h.passModel(lp)
     h.run()
     status = h.getModelStatus()
     if status == highspy.HighsModelStatus.kInfeasible:
-        return "infeasible", upper, upper
+        return "infeasible", float("nan"), np.inf, None
     info = h.getInfo()
     dual = float(info.mip_dual_bound)
-    obj = float(info.objective_function_value) if info.primal_solution_status == 2 else np.inf
+    has = info.primal_solution_status == 2  # a feasible solution (HiGHS's kSolutionStatusFeasible)
+    obj = float(info.objective_function_value) if has else np.inf
+    x = np.asarray(h.getSolution().col_value, dtype=np.float64) if has else None
     name = "optimal" if status == highspy.HighsModelStatus.kOptimal else "stopped"
-    return name, dual if np.isfinite(dual) else float("nan"), obj
+    return name, dual if np.isfinite(dual) else float("nan"), obj, x
 
 
 def joint_bound(tasks: TaskGraph, resources: ResourceGraph, lower: float,
