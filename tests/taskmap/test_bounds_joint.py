@@ -12,6 +12,8 @@ Table 1 pipeline.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,7 +22,7 @@ from coalloc.taskmap import ResourceGraph, TaskGraph, verify_mapping
 from coalloc.taskmap import generators as gen
 from coalloc.taskmap.bounds import lower_bound
 from coalloc.taskmap.jobbound import _jobs_bound
-from coalloc.taskmap.jointbound import joint_bound
+from coalloc.taskmap.jointbound import joint_bound, prove_at
 from coalloc.taskmap.multilevel import map_multilevel
 from tests.taskmap._brute import brute_force
 from tests.taskmap.test_bounds_jobs import cliques_on_graphs, small_pipelines
@@ -93,6 +95,16 @@ def test_upper_caps_the_value_and_a_proof_above_it_returns_it():
     assert joint_bound(tasks, res, stars, 10.0) <= 1.25 * (1 + 1e-6)
     assert joint_bound(tasks, res, stars, stars) == stars  # nothing to look at
     assert joint_bound(tasks, res, stars, tries=0) == stars
+
+
+def test_a_proof_at_a_level_returns_it_only_below_the_optimum():
+    tasks, res = _competing()  # optimum 1.25
+    stars = lower_bound(tasks, res)
+    far = time.perf_counter() + 3600.0
+    assert prove_at(tasks, res, stars, 1.2, far) == pytest.approx(1.2)
+    assert stars <= prove_at(tasks, res, stars, 1.3, far) <= 1.25 * (1 + 1e-6)
+    assert prove_at(tasks, res, stars, 0.5 * stars, far) == stars  # nothing to prove
+    assert prove_at(tasks, res, stars, 1.2, time.perf_counter() - 1.0) == stars  # no time
 
 
 def test_no_jobs_returns_lower_and_a_grid_job_stays_below_brute_force():

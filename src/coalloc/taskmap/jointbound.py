@@ -62,7 +62,7 @@ import numpy as np
 
 from .model import ResourceGraph, TaskGraph
 
-__all__ = ["joint_bound"]
+__all__ = ["joint_bound", "prove_at"]
 
 _SLACK = 1e-6  # relative: HiGHS's primal/dual feasibility tolerances are 1e-7
 _NODES = 5000  # branch-and-bound nodes at most (a count: the same bound on any machine)
@@ -169,14 +169,23 @@ def _model(tasks: TaskGraph, resources: ResourceGraph, upper: float):
 
 
 def _solve(tasks: TaskGraph, resources: ResourceGraph, lower: float, upper: float,
-           nodes: int, time_limit: Optional[float]) -> tuple:  # fmt: skip
+           nodes: Optional[int], time_limit: Optional[float],
+           until: Optional[float] = None) -> tuple:  # fmt: skip
     """One MILP with ``lower <= L <= upper``: ``("infeasible", upper, upper)`` when HiGHS
     proves it infeasible, else ``(status, dual, objective)`` with HiGHS's dual bound (NaN
     when none) and its best objective (inf when none); ``("n/a", lower, inf)`` when the
-    model does not apply."""
+    model does not apply. ``until`` (a :func:`time.perf_counter` value): HiGHS gets at most
+    the time left once the model is built (``("stopped", NaN, inf)`` when none is)."""
+    import time
+
     built = _model(tasks, resources, upper)
     if built is None:
         return "n/a", lower, np.inf
+    if until is not None:
+        left = until - time.perf_counter()
+        if left <= 1e-3:
+            return "stopped", float("nan"), np.inf
+        time_limit = left if time_limit is None else min(time_limit, left)
     lo, hi, integ, rows = built
     lo[0] = lower
     cost = np.zeros(lo.shape[0])
@@ -302,3 +311,24 @@ def joint_bound(tasks: TaskGraph, resources: ResourceGraph, lower: float,
         # the relaxation's least L is at most its best answer; otherwise look below U
         hi = min(U, obj) if status == "optimal" else U
     return lo
+
+
+def prove_at(tasks: TaskGraph, resources: ResourceGraph, lower: float, level: float,
+             until: float) -> float:  # fmt: skip
+    """One MILP of the joint job bound aimed at ``level``: ``level`` when HiGHS proves that
+    no relaxed solution has ``L <= level`` before ``until`` (a :func:`time.perf_counter`
+    value, HiGHS's stop margin kept back), else the larger of ``lower`` and HiGHS's dual
+    bound (valid whenever it stops). What the default's spare time uses to certify that a
+    mapping is within a target gap (:func:`coalloc.taskmap.jobpack.pack_in_spare_time`)."""
+    from .._shared.milp.highs import HIGHS_STOP_MARGIN
+
+    lower, level = float(lower), float(level)
+    if not level > lower:
+        return lower
+    status, dual, _ = _solve(tasks, resources, lower, level, None, None,
+                             until - HIGHS_STOP_MARGIN)  # fmt: skip
+    if status == "infeasible":
+        return level
+    if dual == dual:
+        return max(lower, min(level, dual * (1 - _SLACK)))
+    return lower
