@@ -143,7 +143,7 @@ def lower_bound(
     is up to 2.5e7 (source, stream) pairs, about 2 s on a stencil of 4,096 tasks.
     ``"joint"`` is the larger of the ``"stars"`` bound and the joint job bound
     (:mod:`coalloc.taskmap.jointbound`: every dense job *together*, counted integrally per
-    side of every bridge, a small MILP whose proven dual bound is kept): opt-in, 2-16 s of
+    side of every bridge, a small MILP whose proven dual bound is kept): opt-in, 0.4-14 s of
     HiGHS on the Table 1 pipelines (work capped by a node count per MILP). The value
     is cached beside the task graph for this resource graph and strength (the multilevel
     mapper and ``solve(..., bound=True)`` compute it once).
