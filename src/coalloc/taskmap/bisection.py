@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 from .._shared import interrupt
+from .._shared.params import time_left
 from . import _multilevel
 from .hierarchy import Topology
 from .levels import TaskLevel, subgraph
@@ -127,7 +128,7 @@ def grow(
     none = np.zeros(n_loc, dtype=bool)
     best, best_cut = None, np.inf
     tries = [("grow", s0) for s0 in seeds[:trials]]
-    if spectral and n_loc >= 64 and siw.shape[0]:
+    if spectral and n_loc >= 64 and siw.shape[0] and ("order" in prep or _in_time(six.shape[0])):
         tries.append(("spectral", 0))
     for how, s0 in tries:
         interrupt.check()
@@ -278,6 +279,25 @@ def split_point(gap: list, lo: int, hi: int) -> int:
         if gap[c - 1] >= top and abs(c - mid) < best_d:
             best, best_d = c, abs(c - mid)
     return best
+
+
+#: The predicted CPU seconds of a Fiedler order (:func:`fiedler_order`, ARPACK's
+#: shift-invert) per entry of the subgraph: measured 4-9e-6 (20-200 ms on the fine levels
+#: of 1,000-4,096 tasks; 1-4 ms for a growing try), so this is above each
+FIEDLER_SECONDS = 1e-5
+#: The share of a core the process is taken to get (a load of 6 on 2 cores: a third)
+CPU_SHARE = 1.0 / 3.0
+
+
+def _in_time(nnz: int) -> bool:
+    """Under a time limit, whether the Fiedler order of a subgraph of ``nnz`` entries is
+    predicted to end before the deadline at :data:`CPU_SHARE` of a core (True without a
+    time limit). An eigensolve cannot be stopped inside, and a split that ends past the
+    deadline is lost (the stop comes at the next split): the run's answer is its mapping
+    offered before. On the large stencils and geometric graphs it ran 0.07-0.18 s past a
+    1 s limit under a load of 6 (h51tmap); skipped, the split grows from its seeds."""
+    left = time_left()
+    return left is None or FIEDLER_SECONDS * nnz / CPU_SHARE < left
 
 
 def bisect_map(
