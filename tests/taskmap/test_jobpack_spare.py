@@ -65,7 +65,12 @@ def test_a_timed_default_packs_the_jobs_in_its_spare_time(monkeypatch):
     assert kw["lower"] == pytest.approx(plain.bound)
     assert inst.verify(out).ok
     assert out.max_occupancy < 0.95 * plain.max_occupancy, (out.max_occupancy, plain)
-    assert out.bound == pytest.approx(plain.bound) and out.bound <= out.max_occupancy
+    # the bound is the caller's, or raised by the joint job bound's proof at 0.9 x the new
+    # occupancy (h51tmap; its soundness is checked against brute force below)
+    assert plain.bound * (1 - 1e-12) <= out.bound <= out.max_occupancy
+    if out.bound > plain.bound * (1 + 1e-12):
+        assert "joint job bound" in out.message and "joint_bound" in out.timings
+        assert out.bound == pytest.approx((1 - jp.SPARE_GAP) * out.max_occupancy)
     assert out.gap == pytest.approx((out.max_occupancy - out.bound) / out.max_occupancy)
     assert out.status in ("feasible", "optimal") and "pack_jobs" in out.message
     assert out.history[-1] == pytest.approx(out.max_occupancy)
@@ -123,6 +128,16 @@ def test_the_step_in_solve_is_valid_and_never_below_the_optimum(seed, lan):
     assert result.max_occupancy <= occ0 * (1 + 1e-12)
     assert result.max_occupancy >= _brute_force(tasks, res) * (1 - 1e-9) >= result.bound * (
         1 - 1e-9)  # fmt: skip
+
+
+def test_no_proof_without_its_time(monkeypatch):
+    """``SPARE_PROOF_MIN = inf``: the step as before h51tmap, the caller's bound kept."""
+    tasks, res = _pipeline(11)
+    monkeypatch.setattr(jp, "SPARE_PROOF_MIN", np.inf)
+    plain = tm.solve(tasks, res)
+    out = tm.solve(tasks, res, time_limit=30.0)
+    assert out.bound == pytest.approx(plain.bound)
+    assert "joint_bound" not in out.timings and "joint job bound" not in out.message
 
 
 def test_pack_jobs_names_a_bad_lower_bound():
@@ -261,7 +276,7 @@ def test_the_status_says_whether_the_budget_ended_the_step(monkeypatch, runs_to_
     monkeypatch.setattr(jp, "SPARE_GAP", 0.10)
     assert plain.status == "feasible" and plain.gap > jp.SPARE_GAP
 
-    def stand_in(t, r, mapping, time_limit, lower, tries=6):
+    def stand_in(t, r, mapping, time_limit, lower, tries=6, **kw):
         if runs_to_the_limit:
             until = time.perf_counter() + time_limit
             while time.perf_counter() < until:
@@ -296,3 +311,32 @@ def test_a_short_spare_time_is_one_milp_with_all_of_it(monkeypatch):
         jp.pack_in_spare_time(tasks, res, result, time.perf_counter() + left)
     assert [kw["tries"] for kw in calls] == [1, 6]
     assert calls[0]["time_limit"] < 0.5 * jp.SPARE_ONE_TRY <= calls[1]["time_limit"]
+    # the one MILP's level 0.3 of the way up (h51tmap), the bisection's the midpoint
+    assert [kw["first"] for kw in calls] == [jp.SPARE_FIRST, 0.5]
+
+
+@pytest.mark.parametrize("first", [0.3, 0.5])
+def test_the_first_level_lies_where_first_says(monkeypatch, first):
+    """``pack_jobs(first=f)``'s first MILP is at ``lower + f (occupancy - lower)``; the next
+    bisect (here every MILP finds nothing, so the lower end moves up to each level)."""
+    tasks, res = _pipeline(11)
+    start = tm.solve(tasks, res)
+    levels = []
+
+    def none(t, r, layout, L, until):
+        levels.append(L)
+        return None
+
+    monkeypatch.setattr(jp, "_packing", none)
+    lo, hi = 0.2, float(start.max_occupancy)
+    jp.pack_jobs(tasks, res, start.mapping, tries=2, lower=lo, first=first, time_limit=60)
+    assert levels[0] == pytest.approx(lo + first * (hi - lo))
+    assert levels[1] == pytest.approx(0.5 * (levels[0] + hi))
+
+
+@pytest.mark.parametrize("bad", [0, 1, -0.2, 1.5, True, "0.3"])
+def test_pack_jobs_names_a_bad_first_level(bad):
+    tasks, res = _pipeline(11)
+    start = tm.solve(tasks, res)
+    with pytest.raises(ValueError, match="first"):
+        jp.pack_jobs(tasks, res, start.mapping, first=bad)

@@ -9,6 +9,7 @@ spectral split (:func:`spectral_split`) are tried and the smallest cut kept.
 
 from __future__ import annotations
 
+import time
 from typing import Optional
 
 import numpy as np
@@ -16,6 +17,7 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 from .._shared import interrupt
+from .._shared.params import time_left
 from . import _multilevel
 from .hierarchy import Topology
 from .levels import TaskLevel, subgraph
@@ -127,7 +129,7 @@ def grow(
     none = np.zeros(n_loc, dtype=bool)
     best, best_cut = None, np.inf
     tries = [("grow", s0) for s0 in seeds[:trials]]
-    if spectral and n_loc >= 64 and siw.shape[0]:
+    if spectral and n_loc >= 64 and siw.shape[0] and ("order" in prep or _in_time(six.shape[0])):
         tries.append(("spectral", 0))
     for how, s0 in tries:
         interrupt.check()
@@ -135,7 +137,9 @@ def grow(
         if how == "spectral":
             if "order" not in prep:  # the Fiedler order: the same for every target
                 csr = sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc))
+                t = time.perf_counter()
                 prep["order"] = fiedler_order(csr, n_loc)
+                _measured(six.shape[0], time.perf_counter() - t)
             if prep["order"] is not None:
                 start = _prefix(prep["order"], wloc, target)
         if start is None:  # growing (also where the spectral split failed: from task 0)
@@ -278,6 +282,38 @@ def split_point(gap: list, lo: int, hi: int) -> int:
         if gap[c - 1] >= top and abs(c - mid) < best_d:
             best, best_d = c, abs(c - mid)
     return best
+
+
+#: The predicted seconds of a Fiedler order (:func:`fiedler_order`, ARPACK's shift-invert)
+#: per entry of the subgraph before one was measured in the run: 3-9e-6 of CPU (20-200 ms
+#: on the fine levels of 1,000-4,096 tasks; 1-4 ms for a growing try), about 1e-5 at a
+#: third of a core (a load of 6 on 2 cores; 1.5e-5 skipped splits that ended in time on the
+#: geometric graphs at 0.5 s: 2.4 -> 13.7-22 %). After one, the largest measured in the time
+#: limit's scope: the coarse levels' eigensolves come first, at the load of the moment.
+FIEDLER_SECONDS = 1e-5
+
+
+def _measured(nnz: int, seconds: float) -> None:
+    """Keep the wall seconds per entry of an eigensolve on the time limit's scope (nothing
+    without one): what :func:`_in_time` predicts from."""
+    scope = interrupt.current()
+    if scope is not None and time_left() is not None and nnz >= 1000:
+        scope.fiedler_rate = max(getattr(scope, "fiedler_rate", 0.0), seconds / nnz)
+
+
+def _in_time(nnz: int) -> bool:
+    """Under a time limit, whether the Fiedler order of a subgraph of ``nnz`` entries is
+    predicted to end before the deadline (True without a time limit): at the largest rate
+    measured in the scope (:func:`_measured`), else :data:`FIEDLER_SECONDS`. An eigensolve
+    cannot be stopped inside, and a split that ends past the deadline is lost (the stop
+    comes at the next split; the run's answer is its mapping offered before). On the large
+    stencils and geometric graphs it ran 0.07-0.18 s past a 1 s limit under a load of 6
+    (h51tmap); skipped, the split grows from its seeds."""
+    left = time_left()
+    if left is None:
+        return True
+    rate = getattr(interrupt.current(), "fiedler_rate", None) or FIEDLER_SECONDS
+    return rate * nnz < left
 
 
 def bisect_map(

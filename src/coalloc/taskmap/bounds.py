@@ -103,8 +103,9 @@ from .routing import route_table
 
 __all__ = ["STRENGTHS", "bound_tests", "lower_bound", "seconds_per_test", "timed_bound"]
 
-#: The strengths of :func:`lower_bound`, weakest first.
-STRENGTHS = ("basic", "stars", "cuts")
+#: The strengths of :func:`lower_bound`: "basic" <= "stars" <= each of "cuts" and "joint"
+#: (the last two each add one argument to "stars").
+STRENGTHS = ("basic", "stars", "cuts", "joint")
 _SLACK = 1e-12  # relative slack of every test: a rounding error never fails a feasible L
 _ROUNDS = 8  # rounds of the "may sit" test at one L
 _WORK = 2e7  # cap on the entries a table builds (tasks x processors, rows x P x P, ...):
@@ -139,7 +140,11 @@ def lower_bound(
     spread with compute and volume budgets). ``"cuts"`` is the larger of the ``"stars"``
     bound and the cut bound of the module's docstring (the task sets behind the bridges of
     the resource graph and a certified edge expansion of the task graph): opt-in, its work
-    is up to 2.5e7 (source, stream) pairs, about 2 s on a stencil of 4,096 tasks. The value
+    is up to 2.5e7 (source, stream) pairs, about 2 s on a stencil of 4,096 tasks.
+    ``"joint"`` is the larger of the ``"stars"`` bound and the joint job bound
+    (:mod:`coalloc.taskmap.jointbound`: every dense job *together*, counted integrally per
+    side of every bridge, a small MILP whose proven dual bound is kept): opt-in, 0.4-14 s of
+    HiGHS on the Table 1 pipelines (work capped by a node count per MILP). The value
     is cached beside the task graph for this resource graph and strength (the multilevel
     mapper and ``solve(..., bound=True)`` compute it once).
 
@@ -147,9 +152,9 @@ def lower_bound(
     ----------
     tasks : TaskGraph
     resources : ResourceGraph
-    strength : {"stars", "basic", "cuts"}, default "stars"
+    strength : {"stars", "basic", "cuts", "joint"}, default "stars"
         ``"basic"``: the three closed forms alone; ``"cuts"``: the stars bound and the cut
-        bound.
+        bound; ``"joint"``: the stars bound and the joint job bound.
     max_tests : int, optional
         A cap on the stars bound's full tests (each the rounds of the "may sit" test and
         the LP, from about 2 ms on small instances to 0.3 s on 1,000 tasks onto 150
@@ -229,9 +234,18 @@ def _bound(tasks: TaskGraph, resources: ResourceGraph, strength: str, cap: Optio
         return hit[1]
     cut = [False] if cut is None else cut
     if strength == "stars":
-        # the job bound first (milliseconds): the stars bisection starts from it
+        # the job bound first (milliseconds): the stars bisection starts from it (not
+        # started after ``until``: the basic bound, valid, cut short)
+        if until is not None and time.perf_counter() >= until:
+            cut[0] = True
+            return basic
         jobs = max(basic, _jobs_bound(tasks, resources, basic))
         value = max(jobs, _stars(tasks, resources, jobs, cap, until, cut))
+    elif strength == "joint":
+        from .jointbound import joint_bound  # highspy's MILP: opt-in
+
+        stars = _bound(tasks, resources, "stars", cap)
+        value = max(stars, joint_bound(tasks, resources, stars))
     else:
         value = max(_bound(tasks, resources, "stars", cap), _cuts(tasks, resources, basic))
     if not cut[0]:
@@ -353,16 +367,34 @@ def _stars(tasks: TaskGraph, resources: ResourceGraph, start: float,
            cut: Optional[list] = None) -> float:  # fmt: skip
     """The least ``L`` (from ``start``, a valid bound, up) that passes :func:`_feasible`,
     from below: every value returned failed the test (or is ``start``). At most
-    ``max_tests`` full tests, none started after ``until`` (then the largest value found
-    to fail; ``cut[0]`` set True when the deadline ended it)."""
+    ``max_tests`` full tests; no step (the tables' build, a star test, a full test) started
+    after ``until`` (then the largest value found to fail; ``cut[0]`` set True when the
+    deadline ended it: the star tests alone cost 10-30 ms of CPU a step on 4,096 tasks
+    onto 256 processors, 0.1-0.3 s under a load of 6, and ran past a timed call's limit)."""
     if tasks.n == 0 or resources.n_processors < 2:
         return start
     if tasks.n * resources.n_processors > _WORK or resources.n_processors**2 > _WORK:
         return start  # its (tasks x processors) and (processors x processors) tables
+    cut = [False] if cut is None else cut
+
+    def past() -> bool:
+        if until is not None and time.perf_counter() >= until:
+            cut[0] = True
+        return cut[0]
+
+    if past():
+        return start
     st = _Stars(tasks, resources)
     lo = float(start)
-    # first the star test alone (microseconds a step): what fails it fails them all
-    lo = _least(lambda L: _feasible(st, L, rounds=0, lp=False), lo)
+
+    def star(L: float) -> bool:  # the star test alone: what fails it fails them all
+        if past():
+            raise _Spent
+        return _feasible(st, L, rounds=0, lp=False)
+
+    lo = _least(star, lo)
+    if cut[0]:
+        return lo
     left = [max_tests]
 
     def full(L: float) -> bool:
@@ -370,9 +402,7 @@ def _stars(tasks: TaskGraph, resources: ResourceGraph, start: float,
             if left[0] <= 0:
                 raise _Spent
             left[0] -= 1
-        if until is not None and time.perf_counter() >= until:
-            if cut is not None:
-                cut[0] = True
+        if past():
             raise _Spent
         return _feasible(st, L)
 

@@ -172,6 +172,7 @@ def pack_jobs(
     time_limit: float = 180.0,
     lower: Optional[float] = None,
     polish: bool = True,
+    first: float = 0.5,
 ) -> tuple:
     """Try joint job packings below a mapping's occupancy; keep the best verified mapping.
 
@@ -208,6 +209,11 @@ def pack_jobs(
         Each MILP's mapping gets the multilevel mapper's bottleneck moves before it is
         scored (the MILP sees neither which task of a job goes where nor the volume between
         jobs; the Table 1 c=1 pipelines' answers were 5-15 % above their level before).
+    first : float, default 0.5
+        Where the first level lies between the lower and upper ends (0.5: the midpoint;
+        the later ones bisect). A lower level prunes more counts (those whose cut alone
+        exceeds ``L`` x the bandwidth), so its MILP is smaller: what the spare time's one
+        MILP uses (:data:`SPARE_FIRST`).
 
     Returns
     -------
@@ -240,6 +246,8 @@ def pack_jobs(
         raise ValueError(f"lower must be a finite number at least 0, got {lower!r}")
     if not isinstance(polish, (bool, np.bool_)):
         raise TypeError(f"polish must be a bool, got {type(polish).__name__}")
+    if isinstance(first, bool) or not isinstance(first, (int, float)) or not 0 < first < 1:
+        raise ValueError(f"first must be a number strictly between 0 and 1, got {first!r}")
     deadline = time.perf_counter() + float(time_limit)  # counted from the call
     best = np.asarray(mapping, dtype=np.int64).copy()
     report = verify_mapping(tasks, resources, best)
@@ -263,7 +271,7 @@ def pack_jobs(
             int(tries) - k, 2) - over  # fmt: skip
         if not hi > lo * (1 + 1e-3) or share <= 0:
             break
-        L = 0.5 * (lo + hi)
+        L = lo + (float(first) if k == 0 else 0.5) * (hi - lo)
         began = time.perf_counter()
         m = _packing(tasks, resources, layout, L, began + share)
         over = max(over, time.perf_counter() - began - share)
@@ -297,11 +305,44 @@ SPARE_MIN = 1.0
 #: at 2.7-8.9 s where the halves ran to T). Above it the bisection's later levels pay.
 SPARE_ONE_TRY = 15.0
 
+#: Where the one MILP of a short spare time (``tries=1``) puts its level between the bound
+#: and the mapping's occupancy: 0.3 of the way up, not the midpoint. The lower level prunes
+#: more counts and its MILP answered more often within 4-4.5 s on the three c=1 pipelines
+#: over 10 % (5 of 6 against 3 of 6, and lower: h51tmap, ``bench/taskmap/ISSUE40.md``).
+SPARE_FIRST = 0.3
+
+#: With at least this many seconds left after a packing that beat the answer but is still
+#: over :data:`SPARE_GAP` from the bound, one MILP of the joint job bound
+#: (:func:`coalloc.taskmap.jointbound.prove_at`) tries to prove the bound at ``(1 -
+#: SPARE_GAP)`` x the new occupancy: a proof is a valid bound, so the printed gap is then
+#: within the target (the c=1 #0 pipeline's 0.2279 against 0.1964, 13.9 %: a proof at
+#: 0.2051 took 0.5 s where the whole joint bound takes 13 s; h51tmap). ``inf``: never.
+SPARE_PROOF_MIN = 0.1
+
 #: The step counts as stopped by the caller's deadline (status ``"time_limit"``) when it
 #: returns within ``max(SPARE_STOP, SPARE_STOP * its time)`` seconds of it: ``pack_jobs``
 #: keeps back at most 0.02 s for scoring, and a bisection that converged or used its tries
 #: returns earlier.
 SPARE_STOP = 0.05
+
+
+def _certify(tasks, resources, result, occ: float, until: float) -> None:
+    """Raise ``result.bound`` by :func:`~coalloc.taskmap.jointbound.prove_at` at ``(1 -
+    SPARE_GAP) occ`` when the gap to ``occ`` is over :data:`SPARE_GAP` and at least
+    :data:`SPARE_PROOF_MIN` seconds are left before ``until`` (less 0.01 s for the result's
+    update); the message says what was proven."""
+    from .jointbound import prove_at
+
+    bound = float(result.bound)
+    target = occ * (1 - SPARE_GAP + 1e-9)
+    if not bound < target or until - time.perf_counter() < SPARE_PROOF_MIN:
+        return
+    t0 = time.perf_counter()
+    value = min(prove_at(tasks, resources, bound, target, until - 0.01), occ)
+    result.timings = {**result.timings, "joint_bound": time.perf_counter() - t0}
+    if value > bound:
+        result.bound = value
+        result.message = f"{result.message}; the joint job bound raised the bound to {value:.6g}"
 
 
 def pack_in_spare_time(
@@ -323,8 +364,10 @@ def pack_in_spare_time(
     result : TaskMappingResult
         The answer so far, with its ``bound`` and ``gap``; updated in place (mapping,
         occupancy, bottleneck, occupancy graphs, history, message) only when a verified
-        mapping beats it; ``timings["pack_jobs"]`` when the step ran. Its status, bound and
-        gap are the caller's to settle.
+        mapping beats it; ``timings["pack_jobs"]`` when the step ran. Its ``bound`` only
+        rises, by a proof of the joint job bound after a packing that beat the answer
+        (:data:`SPARE_PROOF_MIN`, ``timings["joint_bound"]``). Its status and gap are the
+        caller's to settle.
     until : float
         The caller's deadline on :func:`time.perf_counter`'s clock.
 
@@ -351,7 +394,8 @@ def pack_in_spare_time(
     if tries == 1:  # its MILP runs to the deadline: HiGHS's stop past its limit kept back
         left -= HIGHS_STOP_MARGIN  # (one try ran 0.03-0.07 s past T = 2 s under a load of 5)
     mapping, occ = pack_jobs(tasks, resources, result.mapping, time_limit=left,
-                             lower=float(result.bound), tries=tries)  # fmt: skip
+                             lower=float(result.bound), tries=tries,
+                             first=SPARE_FIRST if tries == 1 else 0.5)  # fmt: skip
     done = time.perf_counter()
     result.timings = {**result.timings, "pack_jobs": done - t0}
     # the step ran to the caller's deadline (its bisection cut short, not converged): the
@@ -365,6 +409,7 @@ def pack_in_spare_time(
             result.message = f"{result.message}; pack_jobs in the spare time stopped at the limit"
         return result
     occ, bott = max_occupancy(tasks, resources, mapping)  # from scratch
+    _certify(tasks, resources, result, float(occ), until)
     result.mapping = mapping
     result.max_occupancy = occ
     result.objective = float(occ)

@@ -12,7 +12,14 @@ from .._shared.family import FamilyInstance, renamed_keyword
 from .._shared.params import check_method, timed_method
 from .._shared.result import relative_gap, settle
 from .._shared.seeding import check_seed
-from .bounds import USUAL_TESTS, bound_tests, lower_bound, seconds_per_test, timed_bound
+from .bounds import (
+    BOUND_SHARE,
+    USUAL_TESTS,
+    bound_tests,
+    lower_bound,
+    seconds_per_test,
+    timed_bound,
+)
 from .constraints import PARAMS, SOLVE_PARAMS
 from .exact import solve_exact_mapping
 from .jobpack import pack_in_spare_time
@@ -139,26 +146,25 @@ def solve(
     validate(PARAMS[method], params)
     limit = params.get("time_limit")
     tests = None  # untimed: the bound uncapped
-    if bound and limit is not None:
-        # timed: the bound's full tests capped by a count from the instance and the limit
-        # (the value is the same on any machine), their predicted time kept back from the
-        # method's limit (at most a quarter of it); before, an uncapped bound ran after the
-        # whole limit (+0.14 s past 0.05 s in the contract audit). The method first: its
-        # answer matters more (the bound first left a method no time at 0.05 s under load)
-        tests = bound_tests(task_graph, resource_graph, limit)
-        keep = min(tests, USUAL_TESTS) * seconds_per_test(task_graph, resource_graph)
-        params = {**params, "time_limit": float(limit) - keep}
+    first = None  # timed: the bound's first part (no full test), computed before the method
+    if limit is not None:
+        left, tests, first = _timed_start(task_graph, resource_graph, float(limit), t0, bound)
+        params = {**params, "time_limit": left}
     result = METHODS[method](task_graph, resource_graph, seed=check_seed(seed), **params)
-    if tests is not None:
+    if limit is not None:
         result.params["time_limit"] = limit  # the caller's limit, which the call kept
+    if tests is not None:
         result.params["bound_tests"] = tests
     if bound:
         if tests is None:
             cheap = lower_bound(task_graph, resource_graph)
-        else:  # the count, and no test started after the caller's deadline: the tests kept
-            # back are a prediction, and a cold first call under load ran 3-10 times slower
-            # (0.104-0.155 s at T = 0.05 s, 0.57 s at 0.5 s in the audit; h50tmap)
-            cheap, cut = timed_bound(task_graph, resource_graph, tests, t0 + float(limit))
+        else:
+            cheap, cut = first
+            if tests > 0:  # the count, and no test started after the caller's deadline: the
+                # tests kept back are a prediction, and a cold first call under load ran 3-10
+                # times slower (0.104-0.155 s at T = 0.05 s, 0.57 s at 0.5 s; h50tmap)
+                full, cut = timed_bound(task_graph, resource_graph, tests, t0 + float(limit))
+                cheap = max(cheap, full)  # (the same first part unless a deadline cut one)
             if cut:
                 result.message = f"{result.message}; the bound's tests cut short by the deadline"
         if result.mapping is not None:  # never above the answer (the exact bound is capped)
@@ -173,6 +179,40 @@ def solve(
             pack_in_spare_time(task_graph, resource_graph, result, t0 + float(limit))
             result.gap = relative_gap(result.max_occupancy, result.bound, sense="min")
     return settle(result)
+
+
+#: The seconds a timed call keeps back after its method per task and task pair, at most
+#: :data:`POST_SHARE` of the limit: the method's stop comes after its current step (a
+#: split of the recursive bisection, a refinement pass: up to 77 ms past the deadline on
+#: 4,096 tasks under a load of 6), then its answer's build (up to 34 ms) and the status
+#: rule, all within ``T + max(0.05, 0.05 T)`` (``bench/taskmap/timed_phases.py``)
+POST_SECONDS, POST_SHARE = 5e-6, 0.1
+
+
+def _timed_start(tasks: TaskGraph, resources: ResourceGraph, limit: float, t0: float,
+                 bound: bool) -> tuple:  # fmt: skip
+    """The start of a timed :func:`solve`: ``(the method's limit, the bound's full tests,
+    (its first part, cut))`` (the last two None without ``bound``).
+
+    The bound's first part (the basic and job bounds and the star tests, no full test) runs
+    here, before the method, at most until :data:`~coalloc.taskmap.bounds.BOUND_SHARE` of
+    the limit (a deadline, not a count: cut short it is valid, only weaker): on 4,096 tasks
+    onto 256 processors it costs 10-30 ms of CPU, 0.1-0.3 s under a load of 6, and after
+    the method it ran past the caller's limit (h51tmap). Its time is taken from the
+    method's, as measured. The method's limit is what is left less the predicted time of
+    the full tests (at most ``USUAL_TESTS`` of them, run after it: a count from the instance
+    and the limit, so the value is the same on any machine) and less
+    ``min(POST_SHARE x limit, POST_SECONDS x (tasks + pairs))`` for its stop and its
+    answer's build. The method first otherwise: its answer matters more (the whole bound
+    first left a method no time at 0.05 s under load)."""
+    tests = first = None
+    keep = min(POST_SHARE * limit, POST_SECONDS * (tasks.n + tasks.n_edges))
+    if bound:
+        tests = bound_tests(tasks, resources, limit)
+        first = timed_bound(tasks, resources, 0, t0 + BOUND_SHARE * limit)
+        keep += min(tests, USUAL_TESTS) * seconds_per_test(tasks, resources)
+    left = limit - (time.perf_counter() - t0) - keep
+    return max(left, 1e-6), tests, first
 
 
 class _Parts(NamedTuple):
