@@ -113,10 +113,13 @@ def test_the_caller_keeps_a_bounded_set_of_shared_models(tmp_path, monkeypatch):
     assert unpack(pickle.loads(pickle.dumps(payload)))[0][1].pool is not None
 
 
-def test_packing_swaps_the_shared_parts_for_digests_and_copies_nothing(tmp_path):
+def test_packing_swaps_the_shared_parts_for_digests_and_copies_nothing(tmp_path, monkeypatch):
+    from coalloc.batch import columnar
     from coalloc.batch.shipping import _Parts, _Ref
 
+    monkeypatch.setattr(columnar, "COLUMNAR", False)  # row by row (columns: test_batch_columnar)
     batch = family_batch("testbed", 3, seed=2, small=True)
+    more = family_batch("testbed", 5, seed=2, small=True)[3:]
     shipper = Shipper(folder=str(tmp_path))
     first, _ = shipper.pack([(0, batch[0], 5)])
     second, _ = shipper.pack([(1, batch[1], 6), (2, batch[2], 7)])
@@ -137,6 +140,18 @@ def test_packing_swaps_the_shared_parts_for_digests_and_copies_nothing(tmp_path)
     assert digest_of(rebuilt[0][1][1]) == digest
     assert [(i, s) for i, _, s in rebuilt] == [(1, 6), (2, 7)]
     assert answer(rebuilt[1][1].solve(seed=3)) == answer(batch[2].solve(seed=3))
+    # As columns: the experiments in one column, the testbed by its digest once (two new
+    # experiments: one the batch saw would go row by row, to be shared).
+    monkeypatch.setattr(columnar, "COLUMNAR", True)
+    more = [type(inst)(inst.top, batch[0].ptop) for inst in more]
+    third, _ = shipper.pack([(1, more[0], 6), (2, more[1], 7)])
+    chunk = third.chunk.load()
+    assert isinstance(chunk, columnar._Chunk) and set(third.files) == {digest}
+    assert [f[0] for f in chunk.fields] == ["cols", "ref"] and chunk.fields[1][1] == digest
+    again = unpack(pickle.loads(pickle.dumps(third)))
+    assert [(i, s) for i, _, s in again] == [(1, 6), (2, 7)]
+    assert again[0][1][1] is again[1][1][1] is rebuilt[0][1][1]  # the worker's one testbed
+    assert answer(again[1][1].solve(seed=3)) == answer(more[1].solve(seed=3))
 
 
 def test_a_dask_chunk_travels_as_bytes_with_its_shared_model_scattered_once():
