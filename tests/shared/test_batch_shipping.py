@@ -63,6 +63,36 @@ def test_a_process_worker_receives_each_shared_model_once_and_keeps_it_unchanged
         assert now == arrived
 
 
+def test_a_forked_worker_holds_only_what_its_own_batch_sent(tmp_path):
+    """Regression (h51pool follow-up): a parent that unpacked one batch in-process (an
+    in-process Dask worker, a test) forked a pool whose worker still held that batch's
+    models; the worker's cache is now empty at the fork, as a spawned worker's is."""
+    import multiprocessing
+
+    from coalloc.batch import shipping
+
+    first = family_batch("collective", 3, seed=1, small=True)
+    second = family_batch("collective", 3, seed=2, small=True)
+    old, new = digest_of(first[0].pool), digest_of(second[0].pool)
+    assert old != new
+    shipper = Shipper(folder=str(tmp_path))
+    try:
+        for i, item in enumerate(first):  # the first batch, unpacked here in-process
+            payload, _ = shipper.pack([(i, _check_item(item), i)])
+            unpack(pickle.loads(pickle.dumps(payload)))
+        assert old in {digest for digest, _, _ in _cached_digests()}
+        fork = multiprocessing.get_context("fork")
+        with cf.ProcessPoolExecutor(1, mp_context=fork) as pool:  # a fresh one-worker pool
+            got = coalloc.solve_many(second, executor=pool, seed=4)
+            held = pool.submit(_cached_digests).result()
+        assert [answer(r) for r in got] == [
+            answer(r) for r in coalloc.solve_many(second, executor="serial", seed=4)
+        ]
+        assert {digest for digest, _, _ in held} == {new}  # the second batch's model only
+    finally:
+        shipping._cache.pop(old, None)
+
+
 def test_a_shared_model_is_pickled_once(tmp_path):
     batch = family_batch("collective", 12, seed=1, small=True)
     pool = batch[0].pool

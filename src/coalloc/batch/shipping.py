@@ -656,6 +656,23 @@ _unpickling = threading.RLock()
 cache_stats = {"installed": 0, "refused": 0}
 
 
+def _start_afresh() -> None:
+    """A forked worker starts as a spawned one does: no model held, no cache counted, its
+    own locks. Without this a fork copies the parent's cache, which holds whatever the
+    parent unpacked in-process (an in-process Dask worker, a test), and the worker then
+    serves digests of models no batch of its pool sent (a lock another parent thread held
+    at the fork would also stay held)."""
+    global _cache_lock, _unpickling
+    _cache.clear()
+    cache_stats.update(installed=0, refused=0)
+    _cache_lock = threading.Lock()
+    _unpickling = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; a spawned worker imports this module afresh
+    os.register_at_fork(after_in_child=_start_afresh)
+
+
 def _receive(digest: str, fh: Any) -> Any:
     """The model of digest ``digest`` from ``fh`` (its pickle, then the caches exported with
     it, if any), remembered, with those caches installed beside it."""
