@@ -20,9 +20,10 @@
 #   SMOKE=1 WORKERS="1 2" bash bench/shared/device_scaling.sh   # a dry run: tiny batches
 #
 # Variables: WHEELS, BUDGET, FAMILIES, WORKERS (default "2 8 16"), KINDS (default
-# "processes pool dask"; dask-cli adds a cluster started by the 'dask scheduler' and 'dask
-# worker' commands, the caller's CPU then the client's alone; both left out when Dask cannot
-# be installed), LARGE (default 1: the
+# "processes pool dask dask-cli"; dask-cli is a cluster started by the 'dask scheduler' and
+# 'dask worker' commands, the caller's CPU then the client's alone, as a cluster's user sees
+# it: issue 41's dispatch target; it costs a cluster start per configuration, drop it to save
+# time; both Dask kinds left out when Dask cannot be installed), LARGE (default 1: the
 # --large batches, 10-12 s of serial work each on the 2-core VM; 0: the default sizes),
 # SMOKE=1 (8 instances per family, for a dry run), PIP_ARGS (extra pip arguments).
 set -uo pipefail
@@ -40,7 +41,7 @@ if ! "$PY" -m pip install -q --no-build-isolation --no-index --find-links "$WHEE
   tail -30 "$OUT/build.log"
   exit 1
 fi
-KINDS=${KINDS:-processes pool dask}
+KINDS=${KINDS:-processes pool dask dask-cli}
 if [ -n "$(ls "$WHEELS"/distributed-*.whl 2>/dev/null)" ]; then
   # shellcheck disable=SC2086
   "$PY" -m pip install -q --no-index --find-links "$WHEELS" ${PIP_ARGS:-} "dask[distributed]" \

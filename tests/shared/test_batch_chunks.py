@@ -8,6 +8,8 @@ import concurrent.futures as cf
 
 import pytest
 from bench.shared.scaling import FAMILIES, answer, family_batch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import coalloc
 from coalloc.batch.cost import cost_key, predicted_cost
@@ -261,3 +263,18 @@ def test_until_a_chunk_comes_back_only_one_chunk_per_worker_is_sent():
     for k in range(1, len(pool.sent)):
         pool.release(k)
     it.close()
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.floats(1e-7, 1e3), st.floats(1e-7, 1e3)), min_size=1, max_size=300))
+def test_the_sizers_window_sums_follow_its_pairs(pairs):
+    """The measured and predicted sums kept as the window moves (h51pool) are those of the
+    pairs in the window, whatever the sequence of seconds (the factor is their ratio)."""
+    sizer = _CostChunks(2, None)
+    for seconds, raw in pairs:
+        sizer._remember("k", seconds, raw)
+        window = sizer.ratios["k"]
+        measured, predicted = sizer.sums["k"][:2]
+        assert measured == pytest.approx(sum(p[0] for p in window), rel=1e-9, abs=1e-9)
+        assert predicted == pytest.approx(sum(p[1] for p in window), rel=1e-9, abs=1e-9)
+    assert len(sizer.ratios["k"]) == min(len(pairs), _CostChunks.WINDOW)

@@ -63,6 +63,36 @@ def test_a_process_worker_receives_each_shared_model_once_and_keeps_it_unchanged
         assert now == arrived
 
 
+def test_a_forked_worker_holds_only_what_its_own_batch_sent(tmp_path):
+    """Regression (h51pool follow-up): a parent that unpacked one batch in-process (an
+    in-process Dask worker, a test) forked a pool whose worker still held that batch's
+    models; the worker's cache is now empty at the fork, as a spawned worker's is."""
+    import multiprocessing
+
+    from coalloc.batch import shipping
+
+    first = family_batch("collective", 3, seed=1, small=True)
+    second = family_batch("collective", 3, seed=2, small=True)
+    old, new = digest_of(first[0].pool), digest_of(second[0].pool)
+    assert old != new
+    shipper = Shipper(folder=str(tmp_path))
+    try:
+        for i, item in enumerate(first):  # the first batch, unpacked here in-process
+            payload, _ = shipper.pack([(i, _check_item(item), i)])
+            unpack(pickle.loads(pickle.dumps(payload)))
+        assert old in {digest for digest, _, _ in _cached_digests()}
+        fork = multiprocessing.get_context("fork")
+        with cf.ProcessPoolExecutor(1, mp_context=fork) as pool:  # a fresh one-worker pool
+            got = coalloc.solve_many(second, executor=pool, seed=4)
+            held = pool.submit(_cached_digests).result()
+        assert [answer(r) for r in got] == [
+            answer(r) for r in coalloc.solve_many(second, executor="serial", seed=4)
+        ]
+        assert {digest for digest, _, _ in held} == {new}  # the second batch's model only
+    finally:
+        shipping._cache.pop(old, None)
+
+
 def test_a_shared_model_is_pickled_once(tmp_path):
     batch = family_batch("collective", 12, seed=1, small=True)
     pool = batch[0].pool
@@ -113,10 +143,13 @@ def test_the_caller_keeps_a_bounded_set_of_shared_models(tmp_path, monkeypatch):
     assert unpack(pickle.loads(pickle.dumps(payload)))[0][1].pool is not None
 
 
-def test_packing_swaps_the_shared_parts_for_digests_and_copies_nothing(tmp_path):
+def test_packing_swaps_the_shared_parts_for_digests_and_copies_nothing(tmp_path, monkeypatch):
+    from coalloc.batch import columnar
     from coalloc.batch.shipping import _Parts, _Ref
 
+    monkeypatch.setattr(columnar, "COLUMNAR", False)  # row by row (columns: test_batch_columnar)
     batch = family_batch("testbed", 3, seed=2, small=True)
+    more = family_batch("testbed", 5, seed=2, small=True)[3:]
     shipper = Shipper(folder=str(tmp_path))
     first, _ = shipper.pack([(0, batch[0], 5)])
     second, _ = shipper.pack([(1, batch[1], 6), (2, batch[2], 7)])
@@ -137,6 +170,18 @@ def test_packing_swaps_the_shared_parts_for_digests_and_copies_nothing(tmp_path)
     assert digest_of(rebuilt[0][1][1]) == digest
     assert [(i, s) for i, _, s in rebuilt] == [(1, 6), (2, 7)]
     assert answer(rebuilt[1][1].solve(seed=3)) == answer(batch[2].solve(seed=3))
+    # As columns: the experiments in one column, the testbed by its digest once (two new
+    # experiments: one the batch saw would go row by row, to be shared).
+    monkeypatch.setattr(columnar, "COLUMNAR", True)
+    more = [type(inst)(inst.top, batch[0].ptop) for inst in more]
+    third, _ = shipper.pack([(1, more[0], 6), (2, more[1], 7)])
+    chunk = third.chunk.load()
+    assert isinstance(chunk, columnar._Chunk) and set(third.files) == {digest}
+    assert [f[0] for f in chunk.fields] == ["cols", "ref"] and chunk.fields[1][1] == digest
+    again = unpack(pickle.loads(pickle.dumps(third)))
+    assert [(i, s) for i, _, s in again] == [(1, 6), (2, 7)]
+    assert again[0][1][1] is again[1][1][1] is rebuilt[0][1][1]  # the worker's one testbed
+    assert answer(again[1][1].solve(seed=3)) == answer(more[1].solve(seed=3))
 
 
 def test_a_dask_chunk_travels_as_bytes_with_its_shared_model_scattered_once():

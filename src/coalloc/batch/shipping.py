@@ -64,6 +64,7 @@ from typing import Any, Dict, Iterator, Optional, Tuple
 from .._shared.caches import CacheRefused, export_caches, install_caches
 from .._shared.family import FamilyInstance, problem_kinds
 from .._shared.jsonio import atomic_output
+from . import columnar as _columnar
 
 #: How many shared objects a worker keeps (least recently used dropped first).
 CACHE_SIZE = 32
@@ -369,6 +370,31 @@ class Shipper:
             self.recent.popitem(last=False)
         return None
 
+    def share(self, obj: Any) -> str:
+        """The digest of the model ``obj``, which every instance of a chunk holds: shared
+        (sent once) if it is not yet, as :meth:`_share_within` would."""
+        key = id(obj)
+        entry = self.shared.get(key)
+        if entry is not None and entry[0] is obj:
+            self.shared.move_to_end(key)
+            return entry[1]
+        self.recent.pop(key, None)
+        return self._share(obj)
+
+    def seen_any(self, values: tuple) -> bool:
+        """Whether one of the models ``values`` may be shared or seen before (by identity;
+        an object that reused a gone one's id answers True too: the caller then packs the
+        chunk row by row, which tells them apart)."""
+        ids = list(map(id, values))
+        return any(map(self.shared.__contains__, ids)) or any(map(self.recent.__contains__, ids))
+
+    def note(self, values: tuple) -> None:
+        """Remember the models ``values`` as seen once (:meth:`_digest_if_shared`'s first
+        sighting), the :data:`RECENT` latest kept."""
+        self.recent.update(zip(map(id, values), values))
+        while len(self.recent) > RECENT:
+            self.recent.popitem(last=False)
+
     def pack(self, chunk: list) -> Tuple[_Packed, dict]:
         """``(payload, keywords)`` for ``submit(_solve_chunk, payload, *args, **keywords)``.
 
@@ -376,11 +402,15 @@ class Shipper:
         whose part an earlier instance of the batch also held travels as a :class:`_Parts`
         with that part's digest in its place.
         """
-        out = []
+        out: Any = []
         used: Dict[str, None] = {}
-        if len(chunk) > 1:  # a model two instances of this chunk hold is shared from the
+        columns = _columnar.pack(self, chunk) if _columnar.COLUMNAR and len(chunk) > 1 else None
+        if columns is not None:  # one class: a struct of arrays, not a row per instance
+            out = columns
+            used.update(dict.fromkeys(columns.digests()))
+        elif len(chunk) > 1:  # a model two instances of this chunk hold is shared from the
             self._share_within(chunk)  # first (not inline: no worker builds for a copy)
-        for index, item, seed in chunk:
+        for index, item, seed in chunk if columns is None else ():
             if isinstance(item, self.instance_type):
                 parts = None
                 for k, part in enumerate(item):
@@ -626,6 +656,23 @@ _unpickling = threading.RLock()
 cache_stats = {"installed": 0, "refused": 0}
 
 
+def _start_afresh() -> None:
+    """A forked worker starts as a spawned one does: no model held, no cache counted, its
+    own locks. Without this a fork copies the parent's cache, which holds whatever the
+    parent unpacked in-process (an in-process Dask worker, a test), and the worker then
+    serves digests of models no batch of its pool sent (a lock another parent thread held
+    at the fork would also stay held)."""
+    global _cache_lock, _unpickling
+    _cache.clear()
+    cache_stats.update(installed=0, refused=0)
+    _cache_lock = threading.Lock()
+    _unpickling = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; a spawned worker imports this module afresh
+    os.register_at_fork(after_in_child=_start_afresh)
+
+
 def _receive(digest: str, fh: Any) -> Any:
     """The model of digest ``digest`` from ``fh`` (its pickle, then the caches exported with
     it, if any), remembered, with those caches installed beside it."""
@@ -686,6 +733,8 @@ def unpack(payload: Any, shared: Optional[dict] = None, data: Optional[bytes] = 
             packed = pickle.loads(packed)
         while isinstance(packed, (_Spill, _InFile)):  # a process pool; local Dask workers
             packed = packed.load()  # (an _InFile may hold a _Spill: Shipper._for_dask)
+    if isinstance(packed, _columnar._Chunk):
+        return packed.rows(got)
     chunk = []
     for index, item, seed in packed:
         if isinstance(item, _Parts):
