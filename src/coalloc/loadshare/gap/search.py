@@ -191,6 +191,20 @@ _CORRELATED_CORE_SHARE = 0.0
 #: ms) to a first feasible assignment, the greedy about 40 on the shares (under 1 ms).
 #: Untimed calls never take it (their answers are unchanged). False: off.
 _FEASIBLE_FIRST, _REPAIR_ITERATIONS = True, 500
+#: The early count (issue 36's contract, h51gap): under a time limit, every phase of the
+#: search but the last lasts at least its share of ``_EARLY_WORK // n`` tabu iterations
+#: (the share it has of an untimed call's iterations: the core phase 0.3 of them, ...),
+#: whatever its share of the clock says; only the deadline cuts the count. Where the clock
+#: alone ended the phases (before h51gap), a short limit's answer depended on the load:
+#: the contract audit's heavy 10 x 80 at 0.05 s gave 1911-1948 for one seed, and the
+#: default (the same search, CP-SAT not started) lost to ``heuristic`` by the race. With
+#: the count, two calls of a seed reach the same state at the first phase's count under
+#: any load (the early answer), and a call whose limit the count outlasts walks one
+#: trajectory, cut by the deadline: its answer can only improve with the iterations
+#: done. Limits whose clock shares hold more iterations than the count (Chu-Beasley at
+#: 1 s) run as before; untimed calls never take it. 0: off (the clock alone).
+#: Measured: bench/loadshare/ISSUE40.md, h51gap.
+_EARLY_WORK = 150_000
 #: The same repair in the fallback of a timed call without the LP (a limit too short for
 #: it), when the capacity shares' greedy overloads an agent: the incumbent only (the
 #: search starts from the multipliers' greedy as before; from the repaired fallback it
@@ -588,12 +602,14 @@ class _Search:
 
     def phase(self, phase_cost: np.ndarray, start: np.ndarray, until: Optional[float],
               cap_it: int, from_best: bool, knobs: TabuKnobs, rng: np.ndarray,
-              resume: Optional[TabuState] = None) -> TabuState:  # fmt: skip
+              resume: Optional[TabuState] = None, floor_it: int = 0) -> TabuState:  # fmt: skip
         """A fresh tabu search on ``phase_cost`` from ``start`` (from the incumbent when
         ``from_best`` and one is feasible), in rounds, until ``until`` (a clock value) or
         ``cap_it`` iterations in all; its best feasible assignments (judged on the true
         costs) update the incumbent. Returns the search's state (``resume``: that state
-        goes on, ``start`` and ``from_best`` unused)."""
+        goes on, ``start`` and ``from_best`` unused). ``floor_it``: under a limit, the phase
+        goes on to that many iterations in all (``_EARLY_WORK``) whatever ``until`` says,
+        only the deadline stopping it."""
         cost, weight, cap = phase_cost, self.weight, self.cap
         rate = self.rate if resume is not None else None  # tabu iterations per second
         if resume is not None:
@@ -610,7 +626,9 @@ class _Search:
         while self.done < cap_it and self.n and self.m_all > 1:
             if self.halted():
                 break
-            k = self.round_size(until, cap_it, rate)
+            counted = self.done < floor_it  # the early count: only the deadline stops it
+            end_at = self.deadline if counted else until
+            k = self.round_size(end_at, min(cap_it, floor_it) if counted else cap_it, rate)
             if k <= 0:
                 break
             knobs.restart = restart_after(self.n, self.done)
@@ -619,7 +637,7 @@ class _Search:
                 k = max(1, min(k, knobs.restart - state.since_best))
                 threshold, knobs.restart = knobs.restart, knobs.restart + 1
             t1 = time.perf_counter()
-            got = state.run(cost, weight, cap, k, knobs, until)
+            got = state.run(cost, weight, cap, k, knobs, end_at)
             spent = time.perf_counter() - t1
             self.done += got
             if got:
@@ -643,7 +661,7 @@ class _Search:
                     b >= self.best_obj if self.sense == "min" else b <= self.best_obj):  # fmt: skip
                 self.proven = True  # proven optimal
                 break
-            if until is not None and time.perf_counter() >= until:
+            if until is not None and time.perf_counter() >= until and self.done >= floor_it:
                 break
             interrupt.check()  # a batch's timeout or cancellation, between two rounds
         return state
@@ -829,6 +847,7 @@ class _Search:
             phases = [(self.cost, _PR_SHARE, False), (None, 1.0, False)]
         core_done = k1_done = 0
         k1_t = 0.0
+        early = _EARLY_WORK // max(n, 1)  # the early count's iterations (_EARLY_WORK)
         # the phase of the search afresh on every pair that the time may skip (-1: none)
         timed_fresh = core is not None and not cycles and not relinking and deadline is not None
         fresh_k = 2 if timed_fresh else -1
@@ -845,6 +864,8 @@ class _Search:
             last = end >= 1.0
             until = deadline if last or deadline is None else t_s + end * (deadline - t_s)
             cap_it = iterations if last or deadline is not None else int(end * iterations)
+            # the early count (timed, every phase but the last): at least this many in all
+            floor_it = 0 if last or deadline is None else int(end * early)
             resume = None
             phase_start = start
             if isinstance(phase_cost, str):  # a core cycle's phase
@@ -877,7 +898,7 @@ class _Search:
                 resume = state if core is None else None
             # out of time: the start is judged
             state = self.phase(phase_cost, phase_start, until, cap_it, from_best, knobs, rng,
-                               resume)  # fmt: skip
+                               resume, floor_it)  # fmt: skip
             if relinking and phase_cost is self.cost:
                 self.offer_pool(state)
             if k == 0 and phase_cost is core:
