@@ -205,6 +205,12 @@ _FEASIBLE_FIRST, _REPAIR_ITERATIONS = True, 500
 #: 1 s) run as before; untimed calls never take it. 0: off (the clock alone).
 #: Measured: bench/loadshare/ISSUE40.md, h51gap.
 _EARLY_WORK = 150_000
+#: A reduced-cost kick at restarts (issue 40, h51gap; type d at 1 s): with ``_KICK`` k > 0,
+#: the searches on every pair, when the restart rule fires, restart from their best with k
+#: items moved to their second-best agent by reduced cost, drawn among the
+#: ``_KICK_POOL`` k items for which that agent is nearest (:meth:`_Search.kick_restart`).
+#: Timed calls only, unless ``_KICK_UNTIMED``. Off: see bench/loadshare/ISSUE40.md, h51gap.
+_KICK, _KICK_POOL, _KICK_UNTIMED = 0, 3, False
 #: The same repair in the fallback of a timed call without the LP (a limit too short for
 #: it), when the capacity shares' greedy overloads an agent: the incumbent only (the
 #: search starts from the multipliers' greedy as before; from the repaired fallback it
@@ -452,6 +458,12 @@ class _Search:
         self.subgap_mark: Tuple[bytes, int] = (b"", 0)
         self.subgap_sets = self.subgap_improved = 0
         self.t_sub = self.t_knap = 0.0  # the last bound rounds' seconds (fits)
+        # the reduced-cost kick at restarts (see _KICK): items moved, its draws, the LP's
+        # reduced costs (set by run), the kicks made
+        self.kick = _KICK if (self.deadline is not None or _KICK_UNTIMED) else 0
+        self.kick_draw = np.random.default_rng(kernel_seed(call.seed) ^ 0x41C4)
+        self.rc: Optional[np.ndarray] = None
+        self.kicks = 0
 
     # the clock
     def now(self) -> float:
@@ -632,7 +644,7 @@ class _Search:
             if k <= 0:
                 break
             knobs.restart = restart_after(self.n, self.done)
-            elite = self.elite is not None and cost is self.cost
+            elite = (self.elite is not None or self.kick > 0) and cost is self.cost
             if elite:  # the round ends where the rule fires: the search restarts
                 k = max(1, min(k, knobs.restart - state.since_best))
                 threshold, knobs.restart = knobs.restart, knobs.restart + 1
@@ -646,7 +658,9 @@ class _Search:
                 if self.learn_rate > 0:
                     self.learn(state)
             self.take(state)
-            if elite:
+            if elite and self.kick > 0:
+                self.kick_restart(state, threshold)
+            elif elite:
                 self.elite_restart(state, threshold)
             if self.subgap_k and cost is self.cost:
                 key = state.best.tobytes()  # the state's best, and since when it stands
@@ -678,6 +692,31 @@ class _Search:
             else:
                 x = state.best
             state.restart_from(x, self.cost)
+
+    def kick_restart(self, state: TabuState, threshold: int) -> None:
+        """When ``threshold`` iterations passed without a new best (the restart rule), the
+        state restarts from its best with ``_KICK`` items moved (``_KICK``): each drawn
+        among the ``_KICK_POOL`` x ``_KICK`` items whose second-best agent by reduced cost
+        (the LP's when solved, else the capacity multipliers') is nearest to the one they
+        are on, to that agent."""
+        if state.since_best < threshold:
+            return
+        x = state.best.copy()
+        cols = np.arange(self.n)
+        red = self.rc if self.rc is not None else (
+            self.cost + self.bounds.best_lam[:, None] * self.weight)  # fmt: skip
+        red = np.where(np.isfinite(red), red, 1e300)
+        here = red[x, cols]
+        other = red.copy()
+        other[x, cols] = np.inf
+        to = np.argmin(other, axis=0)
+        delta = other[to, cols] - here
+        k = min(self.kick, self.n)
+        pool = np.argsort(delta, kind="stable")[: max(k, _KICK_POOL * k)]
+        chosen = self.kick_draw.choice(pool, size=k, replace=False)
+        x[chosen] = to[chosen]
+        self.kicks += 1
+        state.restart_from(x, self.cost)
 
     def subgap(self, state: TabuState) -> None:
         """The state's best, when feasible and not yet re-optimised, through
@@ -783,6 +822,7 @@ class _Search:
             rc: Optional[np.ndarray]) -> SearchOutcome:  # fmt: skip
         """The bounds' first steps, the start, the phases; the outcome."""
         n, deadline = self.n, self.deadline
+        self.rc = rc if rc is not None and rc.shape == self.cost.shape else None
         if deadline is not None and _FEASIBLE_FIRST and x_lp is not None and n:
             # the feasibility-first start: a feasible incumbent before the bounds and the
             # search when the rounded LP overloads an agent (timed calls only)
