@@ -65,9 +65,12 @@ def test_the_greedy_without_a_deadline_or_before_it_is_unchanged():
 def test_a_search_whose_deadline_passed_runs_no_greedy_loop_nor_kernel(monkeypatch):
     """The deadline passed before the start (the bounds' start took the limit, in the
     extreme): the start's greedy, the fallbacks' greedies (the late one has half the
-    allowance, also passed here) stop at their first look at the clock, and the tabu
+    allowance, also passed here; instances as large as Yagiura's) stop at their first look
+    at the clock, and the tabu
     kernel's set-up does not run; the outcome is valid (verified when feasible)."""
     inst = generate_gap("d", 10, 300, seed=4)
+    # (instances up to _LATE_PAIRS pairs run their late fallback whole: this one as large)
+    monkeypatch.setattr(gap.search, "_LATE_PAIRS", 0, raising=False)
     fake = _CountingNp()
     monkeypatch.setattr(gap.search, "np", fake)
     kernel_calls = []

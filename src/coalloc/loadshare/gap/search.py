@@ -111,6 +111,12 @@ _GREEDY_CHECK = 32
 #: The fallbacks that run after the limit by design (nothing feasible in time) stop at
 #: the limit plus this share of the contract's allowance ``max(0.05, 0.05 T)``.
 _LATE_SHARE = 0.5
+#: Under a limit the subgradient start's steps come in groups of about this many pairs'
+#: worth of work (25 steps at most, 1 at least).
+_START_GROUP_PAIRS = 400_000
+#: Up to this many pairs the fallbacks after the limit run whole (a millisecond or two:
+#: an answer rather than none; orlib's 2 x 4 whose LP took the limit under load).
+_LATE_PAIRS = 20_000
 #: Core cycles (``solve_gap(..., cycles=K)``, K at most ``MAX_CYCLES``; with the LP
 #: solved): the search's time (or iterations) from ``_CYCLE_FROM`` on, where the fresh
 #: search on every pair runs without them, goes to K cycles of equal length, each a core
@@ -381,6 +387,8 @@ def reduced_cost_greedy(
     run after a 0.05-0.2 s limit before it had one."""
     m, n = cost.shape
     red = cost + lam[:, None] * weight
+    if until is not None and time.perf_counter() >= until:  # (nothing in time: the least)
+        return np.argmin(red, axis=0).astype(np.int64) if n else np.empty(0, dtype=np.int64)
     if m > 1:
         two = np.partition(red, 1, axis=0)[:2]
         regret = two[1] - two[0]
@@ -568,12 +576,16 @@ class _Search:
         n, m = self.n, self.m_all
         if not self.assign_all or not n or np.any(self.cap <= 0):
             return False
+        until = self.late if late else self.deadline
+        if late and n * m <= _LATE_PAIRS:
+            until = None  # (small: a millisecond or two, the answer rather than none)
+        if until is not None and time.perf_counter() >= until:
+            return False
         cols = np.arange(n)
         load = np.bincount(start, weights=self.weight[start, cols], minlength=m)
         if np.all(load <= self.cap):
             return False
         share = np.ascontiguousarray(self.weight / self.cap[:, None], dtype=np.float64)
-        until = self.late if late else self.deadline
         x = reduced_cost_greedy(share, self.weight, self.cap, np.zeros(m), until)
         if repair and m > 1:
             load = np.bincount(x, weights=self.weight[x, cols], minlength=m)
@@ -882,8 +894,12 @@ class _Search:
         # under a limit, the subgradient start stops at a share of the time left, so that
         # the start and the fallback after it (no answer before them) end by the deadline
         b_until = None if deadline is None else t_b + _BOUNDS_START_SHARE * (deadline - t_b)
+        # (timed: groups of steps a few ms each, _START_GROUP_PAIRS; 25 steps on Yagiura
+        # d801600 took 0.07-0.14 s at a load of 8, past a 0.05 s limit)
+        group = 25 if deadline is None else max(1, min(25, _START_GROUP_PAIRS // max(
+            self.m_all * n, 1)))  # fmt: skip
         self.bounds.start(lambda: self.out_of_time() or (
-            b_until is not None and time.perf_counter() >= b_until))  # fmt: skip
+            b_until is not None and time.perf_counter() >= b_until), group)  # fmt: skip
         t_b = time.perf_counter() - t_b  # the subgradient start: a speed measured here
         self.trajectory.append((self.now(), None, self.bounds.best()))
         start = self.start(x_lp)
