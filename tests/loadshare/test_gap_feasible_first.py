@@ -119,7 +119,7 @@ def test_a_limit_that_stops_the_search_after_the_start_still_answers(monkeypatch
     switched off the same call has none (the test is not vacuous)."""
     inst = tight(10, 80, 0)
 
-    def held(self, out_of_time):
+    def held(self, out_of_time, group=25):
         while not out_of_time():
             time.sleep(0.005)
 

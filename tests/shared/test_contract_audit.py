@@ -85,3 +85,42 @@ def test_testbed_exact_under_a_short_limit_loads_cpsat_for_the_next_call():
     if "not started" in lines[1]:  # the first call could not use CP-SAT: the message says so
         assert "model was built" not in lines[1], lines[1]
         assert "import" in lines[1], lines[1]
+
+
+def test_the_audit_runs_every_instance_warm_and_turns_the_methods_order():
+    """h51gap: the audit ran each instance method by method, the default first, so the
+    default paid the instance's one-time costs and lost at 0.05 s to methods that ran warm.
+    Its plan now has the untimed runs first, then per budget and seed every method, in an
+    order turned by one each time: the same runs as before, each once, and the default no
+    longer always first among the timed ones."""
+    from coalloc._shared.family import problem_kinds
+
+    cls = {k.kind: k for k in problem_kinds()}["gap"]
+    case = ca.Case("gap", "heavy-3x8", lambda: ca.gap_heavy(3, 8, 1), True)
+    budgets = [0.05, 0.5, None]
+    plan = ca._plan(case, cls, budgets, [], [0, 1])
+    expected = []
+    for method in cls.methods:
+        seeds = [0] if method in ca.EXACT else [0, 1]
+        expected += [(method, b, s) for b in ca._limits(case, budgets, method) for s in seeds]
+    assert sorted(plan, key=repr) == sorted(expected, key=repr)
+    first_timed = plan.index(next(r for r in plan if r[1] is not None))
+    assert all(r[1] is None for r in plan[:first_timed])
+    assert all(r[1] is not None for r in plan[first_timed:])
+    timed = plan[first_timed:]
+    firsts = {timed[i][0] for i in range(len(timed))
+              if i == 0 or timed[i][1:] != timed[i - 1][1:]}  # fmt: skip
+    assert cls.DEFAULT_METHOD in firsts and len(firsts) > 1
+
+
+def test_the_audit_plan_without_warm_is_the_old_order(monkeypatch):
+    """``WARM = False`` gives the order before h51gap: method by method, the default first."""
+    from coalloc._shared.family import problem_kinds
+
+    cls = {k.kind: k for k in problem_kinds()}["gap"]
+    case = ca.Case("gap", "heavy-3x8", lambda: ca.gap_heavy(3, 8, 1), True)
+    monkeypatch.setattr(ca, "WARM", False)
+    plan = ca._plan(case, cls, [0.05, None], [], [0, 1])
+    methods = [m for m, _, _ in plan]
+    assert methods[0] == cls.DEFAULT_METHOD
+    assert methods == sorted(methods, key=list(cls.methods).index)

@@ -136,13 +136,13 @@ class RelaxationBounds:
         self._offer(float(self.k_dstate[0]))
         return got == k and bool(np.all(np.isfinite(self.u)))
 
-    def start(self, out_of_time: Callable[[], bool]) -> None:
+    def start(self, out_of_time: Callable[[], bool], group: int = 25) -> None:
         """The steps before the search: up to ``_LAGR_START`` subgradient steps (in groups
-        of 25, until ``out_of_time()``), then the knapsack multipliers from the best
+        of ``group``, until ``out_of_time()``), then the knapsack multipliers from the best
         capacity multipliers (``L(u)`` is then at least their bound)."""
         if self.can_lag:
             while self.subgradient_iterations < _LAGR_START and not out_of_time():
-                k = min(25, _LAGR_START - self.subgradient_iterations)
+                k = min(group, _LAGR_START - self.subgradient_iterations)
                 if self.subgradient_steps(k, -1e300) < k:
                     self.lag_open = False
                     break
