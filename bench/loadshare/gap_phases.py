@@ -17,32 +17,15 @@ Prints the load average with every block. The wrappers add a few microseconds a 
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import statistics
-import subprocess
-import sys
 import time
 
 from bench.loadshare.knob_ab import instances
+from bench.shared._phases import EVENTS, busy
+from bench.shared._phases import wrap as _wrap
 from bench.shared._progress import add_quiet, bar
 from coalloc.loadshare import solve_gap, verify_gap
-
-EVENTS: list = []  # (name, start, end) of the wrapped phases, perf_counter values
-
-
-def _wrap(owner, name: str, label: str) -> None:
-    fn = getattr(owner, name)
-
-    @functools.wraps(fn)
-    def timed(*args, **kwargs):
-        t = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            EVENTS.append((label, t, time.perf_counter()))
-
-    setattr(owner, name, timed)
 
 
 def instrument() -> None:
@@ -69,8 +52,6 @@ def instrument() -> None:
     _wrap(_solve, "settle", "settle(solve_gap)")
 
 
-def busy(k: int) -> list:
-    return [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(k)]
 
 
 def main(argv=None) -> None:

@@ -20,34 +20,16 @@ Prints the load average with every block. The wrappers add a few microseconds a 
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import statistics
-import subprocess
-import sys
 import time
 
 import coalloc.taskmap as tm
+from bench.shared._phases import EVENTS, busy
+from bench.shared._phases import timed as _timed
+from bench.shared._phases import wrap as _wrap
 from bench.shared._progress import add_quiet, bar, say
 from bench.taskmap.vs_peers import instances
-
-EVENTS: list = []  # (name, start, end) of the wrapped phases, perf_counter values
-
-
-def _timed(fn, label: str):
-    @functools.wraps(fn)
-    def timed(*args, **kwargs):
-        t = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            EVENTS.append((label, t, time.perf_counter()))
-
-    return timed
-
-
-def _wrap(owner, name: str, label: str) -> None:
-    setattr(owner, name, _timed(getattr(owner, name), label))
 
 
 def instrument() -> None:
@@ -78,8 +60,6 @@ def instrument() -> None:
         _wrap(solvers, name, label)
 
 
-def busy(k: int) -> list:
-    return [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(k)]
 
 
 def _load() -> str:
