@@ -9,8 +9,9 @@ checks. When every instance of a chunk is of the same class, :func:`pack` sends 
 as a struct of arrays instead (a :class:`_Chunk`): the indexes as a range (or a list), the
 seeds as one value when they are all the same object (a batch seed), and each field of
 the instances as one column: a shared model's digest once, an object every instance holds
-once, a family's column packer's output (:data:`PACKERS`: a testbed chunk's experiments as
-a few joined strings and float64 arrays, :mod:`coalloc.testbed._columns`), or the list of
+once, a family's column packer's output (a model class's ``_batch_columns`` hook: a testbed
+chunk's experiments as a few joined strings and float64 arrays,
+:mod:`coalloc.testbed._columns`), or the list of
 the values. The worker rebuilds the same rows (:meth:`_Chunk.rows`): the same instances,
 the same seeds, in order. Anything else (mixed classes, files, a value shared from an
 earlier chunk in a distinct-valued field) goes row by row, as before.
@@ -25,22 +26,22 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 #: Pack a chunk of one instance class as columns (False: row by row, as before h51pool).
 COLUMNAR = True
-#: Column packers by the qualified name of a model class: ``(module, pack, unpack)``;
-#: ``pack(values)`` returns something picklable or None (then the values go as a list),
-#: ``unpack(packed)`` the equal values, in order.
-PACKERS: Dict[str, Tuple[str, str, str]] = {
-    "coalloc.testbed.model.VirtualTopology": ("coalloc.testbed._columns", "pack", "unpack"),
-}
+#: The hook a family's model class declares in its own body (not inherited: a subclass may
+#: hold more than the packer keeps) to have its values packed as columns:
+#: ``_batch_columns = (module, pack, unpack)``; ``pack(values)`` returns something picklable
+#: or None (then the values go as a list), ``unpack(packed)`` the equal values, in order.
+#: The batch layer names no family.
+HOOK = "_batch_columns"
 _packers: Dict[type, Optional[Tuple[Callable[..., Any], Callable[..., Any]]]] = {}
 
 
 def _packer(cls: type) -> Optional[Tuple[Callable[..., Any], Callable[..., Any]]]:
-    """``(pack, unpack)`` of :data:`PACKERS` for the class ``cls``, or None."""
+    """``(pack, unpack)`` of the class ``cls``'s own :data:`HOOK`, or None."""
     try:
         return _packers[cls]
     except KeyError:
         pass
-    entry = PACKERS.get(f"{cls.__module__}.{cls.__qualname__}")
+    entry = vars(cls).get(HOOK)
     found = None
     if entry is not None:
         module = importlib.import_module(entry[0])

@@ -658,6 +658,9 @@ class VirtualTopology(_Topology):
     1
     """
 
+    #: A batch chunk's experiments cross as columns (:mod:`coalloc.batch.columnar`'s hook).
+    _batch_columns = ("coalloc.testbed._columns", "pack", "unpack")
+
     NODE, LINK, SIDE, ADJ = VNode, VLink, "virtual", "_adj"
 
     def __init__(
