@@ -371,6 +371,7 @@ def test_cbc_margins():
 def test_a_first_import_is_given_up_at_the_deadline_and_finishes_in_the_background(
     monkeypatch,
 ):
+    from coalloc._shared import lazyimport
     from coalloc._shared.milp import run
 
     release = threading.Event()
@@ -382,7 +383,7 @@ def test_a_first_import_is_given_up_at_the_deadline_and_finishes_in_the_backgrou
         return "the module"
 
     monkeypatch.setattr(run, "import_solver", slow_import)
-    monkeypatch.setattr(run, "_IMPORTS", {})
+    monkeypatch.setattr(lazyimport, "_LOADS", {})
     monkeypatch.setattr(run, "IMPORT_SECONDS", {})  # the background mechanism alone
     monkeypatch.delitem(sys.modules, "ortools.sat.python.cp_model", raising=False)
     past = time.perf_counter() - 1.0
@@ -400,6 +401,7 @@ def test_a_first_import_that_would_not_fit_is_not_waited_for(monkeypatch):
     """A module's initialisation holds the interpreter lock, so a caller waiting for it
     could not return at its deadline: with less than IMPORT_SECONDS left, the import starts
     in the background and the call returns None at once; the next call with time finds it."""
+    from coalloc._shared import lazyimport
     from coalloc._shared.milp import run
 
     release = threading.Event()
@@ -411,7 +413,7 @@ def test_a_first_import_that_would_not_fit_is_not_waited_for(monkeypatch):
         return "the module"
 
     monkeypatch.setattr(run, "import_solver", slow_import)
-    monkeypatch.setattr(run, "_IMPORTS", {})
+    monkeypatch.setattr(lazyimport, "_LOADS", {})
     monkeypatch.delitem(sys.modules, "ortools.sat.python.cp_model", raising=False)
     need = run.IMPORT_SECONDS["cpsat"]
     assert need > 0
@@ -427,13 +429,14 @@ def test_a_first_import_that_would_not_fit_is_not_waited_for(monkeypatch):
 
 
 def test_a_failed_background_import_is_raised(monkeypatch):
+    from coalloc._shared import lazyimport
     from coalloc._shared.milp import run
 
     def missing(solver):
         raise ImportError("solver 'cpsat' needs OR-Tools")
 
     monkeypatch.setattr(run, "import_solver", missing)
-    monkeypatch.setattr(run, "_IMPORTS", {})
+    monkeypatch.setattr(lazyimport, "_LOADS", {})
     monkeypatch.delitem(sys.modules, "ortools.sat.python.cp_model", raising=False)
     with pytest.raises(ImportError, match="OR-Tools"):
         milp.import_solver_until("cpsat", time.perf_counter() + HOLD)

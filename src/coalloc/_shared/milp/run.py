@@ -4,8 +4,6 @@ user's units, the check) and :func:`import_solver`."""
 from __future__ import annotations
 
 import math
-import sys
-import threading
 import time
 import warnings
 from dataclasses import replace
@@ -13,13 +11,13 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .. import lazyimport as _lazy
 from ..progress import exact_progress_wanted
 from .cbc import _run_cbc, cbc_command
 from .highs import _not_started, _run_highs_scipy, _run_highspy
 from .options import MilpOptions, MilpProblem, from_keywords
 from .outcome import SOLVERS, MilpOutcome, _empty_outcome, _finite, _judge
 from .scale import model_scaling
-from .supervise import join_at_exit
 
 
 def import_solver(solver: str) -> Any:
@@ -70,20 +68,17 @@ def import_solver(solver: str) -> Any:
     raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
 
 
-#: The imports started in the background by :func:`import_solver_until`, by solver: the
-#: thread and a box for its module or error.
-_IMPORTS: dict = {}
-_IMPORTS_LOCK = threading.Lock()
-
-
 #: Seconds a solver's first import in a process takes, about (quiet machine: HiGHS 0.15 s,
 #: CBC's pulp 0.04 s, CP-SAT 0.4 s; at a load of 6: 0.38-0.45, 0.10-0.11 and 1.13-1.18 s).
 #: :func:`import_solver_until` does not wait for an import under way with less time than
 #: this left (it goes on in the background for the next call): the module's
 #: initialisation holds the interpreter lock, so a caller waiting for it cannot return at
 #: its deadline (issue 36: fresh collective ``exact`` calls at 0.05 s overran
-#: by 0.11-0.23 s inside HiGHS's import).
-IMPORT_SECONDS = {"highs": 0.3, "cbc": 0.15, "cpsat": 1.0}
+#: by 0.11-0.23 s inside HiGHS's import). The shared table is
+#: :data:`coalloc._shared.lazyimport.IMPORT_SECONDS` (keys ``"solver:<name>"``).
+IMPORT_SECONDS = {s: _lazy.IMPORT_SECONDS[f"solver:{s}"] for s in SOLVERS}
+
+_MODULES = {"highs": "highspy", "cbc": "pulp", "cpsat": "ortools.sat.python.cp_model"}
 
 
 def import_solver_until(solver: str, deadline: Optional[float]) -> Any:
@@ -92,12 +87,13 @@ def import_solver_until(solver: str, deadline: Optional[float]) -> Any:
 
     A process's first import of a solver runs inside a time-limited call's budget when the
     call is the first to need it: OR-Tools' CP-SAT took 0.7 s on a quiet machine and 4.7 s
-    under a load of 15 (issue 36). The import runs in a background thread, and the call
-    waits for it only until ``deadline``; then it returns None and the import goes on, so
-    that the next call finds the solver loaded. With less than :data:`IMPORT_SECONDS` left
-    it is not waited for at all (None at once). A caller that knows a
-    time-limited solve is coming imports the solver before its clock starts
-    (:func:`preload`).
+    under a load of 15 (issue 36). The import runs in a background thread
+    (:func:`coalloc._shared.lazyimport.load_by`, the one mechanism every family's heavy
+    import goes through), and the call waits for it only until ``deadline``; then it
+    returns None and the import goes on, so that the next call finds the solver loaded.
+    With less than :data:`IMPORT_SECONDS` left it is not waited for at all (None at once).
+    A caller that knows a time-limited solve is coming imports the solver before its clock
+    starts (:func:`preload`).
 
     Returns
     -------
@@ -109,41 +105,12 @@ def import_solver_until(solver: str, deadline: Optional[float]) -> Any:
     ImportError, ValueError
         As :func:`import_solver` (the solver is missing or unknown).
     """
-    names = {"highs": "highspy", "cbc": "pulp", "cpsat": "ortools.sat.python.cp_model"}
-    if deadline is None:
-        return import_solver(solver)
-    with _IMPORTS_LOCK:
-        entry = _IMPORTS.get(solver)
-        if entry is None and names.get(solver) in sys.modules:
-            pass  # loaded (or being loaded by a plain import elsewhere: waited for, as ever)
-        elif entry is None or (not entry[0].is_alive() and "module" not in entry[1]):
-            box: dict = {}
-
-            def load() -> None:
-                try:
-                    box["module"] = import_solver(solver)
-                except BaseException as exc:  # handed to the caller
-                    box["error"] = exc
-
-            entry = (threading.Thread(target=load, name=f"coalloc-import-{solver}",
-                                      daemon=True), box)  # fmt: skip
-            _IMPORTS[solver] = entry
-            entry[0].start()
-            join_at_exit(entry[0])  # not cut short by the interpreter's shutdown
-    if entry is None:
-        return import_solver(solver)
-    worker, box = entry
-    left = float(deadline) - time.perf_counter()
-    if worker.is_alive() and left < IMPORT_SECONDS.get(solver, 0.0):
-        return None  # it would not end in time: not waited for at all (see IMPORT_SECONDS)
-    worker.join(max(0.0, left))
-    if worker.is_alive():
-        return None
-    if "error" in box:
-        with _IMPORTS_LOCK:
-            _IMPORTS.pop(solver, None)  # tried again by the next call
-        raise box["error"]
-    return box["module"]
+    if solver not in SOLVERS:
+        return import_solver(solver)  # the ValueError
+    if deadline is None or _lazy.loaded(_MODULES[solver]) is not None:
+        return import_solver(solver)  # untimed, or loaded: at once
+    return _lazy.load_by(f"solver:{solver}", lambda: import_solver(solver), deadline,
+                         IMPORT_SECONDS.get(solver, 0.0))  # fmt: skip
 
 
 def preload(*solvers: str) -> list:

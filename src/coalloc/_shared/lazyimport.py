@@ -1,0 +1,186 @@
+"""A heavy import under a deadline: a time-limited call's first import of its solver.
+
+Issue 36's contract counts the whole call in ``time_limit``, and a process's first call of
+an exact method imports its solver inside it: SciPy's sparse matrices 0.25 s, SciPy's
+optimize 0.65 s, OR-Tools' CP-SAT 0.6-1 s on a quiet machine, two to five times that under
+load (collective ``exact`` took 1.0 s at T = 0.05 s in a fresh process, load 7). Every
+family's import of a heavy module inside a timed path goes through :func:`load_by`:
+
+* untimed (``deadline`` None), or the module already loaded: a plain import;
+* timed: the import runs in a daemon thread (one per module, shared by every caller) and
+  the caller waits for it at most until ``deadline``; None when it has not finished, and
+  the caller ends ``time_limit`` with its best answer so far (or its family's no-answer
+  status), while the import goes on, so that the next call finds the module loaded;
+* with less time left than the import is expected to take (:data:`IMPORT_SECONDS`), the
+  caller does not wait at all: a module's initialisation holds the interpreter lock for a
+  while at a time (loading a large shared library), so that a caller waiting until its
+  deadline would get it back late.
+
+An import that raises is raised to the caller that waits for it (and tried again by the
+next call). The threads are joined at the interpreter's exit for at most
+:data:`EXIT_WAIT` seconds, so that none is stopped inside a module's initialisation.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import sys
+import threading
+import time
+from types import ModuleType
+from typing import Any, Callable, Dict, Optional, Tuple
+
+__all__ = ["IMPORT_SECONDS", "import_by", "load_by", "loaded", "pending"]
+
+#: Seconds a module's first import takes, about, on this project's 2-core VM at a load of
+#: 1-2 after ``numpy`` (``python -X importtime``): waited for only with this much time
+#: left. Solver keys (``"solver:..."``) are :func:`coalloc._shared.milp.import_solver`'s.
+IMPORT_SECONDS: Dict[str, float] = {
+    "scipy.sparse": 0.2,
+    "scipy.sparse.csgraph": 0.25,
+    "scipy.sparse.linalg": 0.25,
+    "scipy.optimize": 0.5,
+    "highspy": 0.1,
+    "networkx": 0.25,
+    "pulp": 0.05,
+    "ortools.sat.python.cp_model": 0.5,
+    "solver:highs": 0.3,
+    "solver:cbc": 0.15,
+    "solver:cpsat": 1.0,
+}
+
+#: Seconds the interpreter's exit waits, all imports together, for those still running.
+EXIT_WAIT = 5.0
+
+#: key -> (thread, box): the box gets "value" or "error" when the thread ends.
+_LOADS: Dict[str, Tuple[threading.Thread, dict]] = {}
+_LOCK = threading.Lock()
+_EXIT_HOOK: list = []
+
+
+def loaded(name: str) -> Optional[ModuleType]:
+    """The module ``name`` when it is imported and initialised, else None (absent, or a
+    half-run initialisation in another thread)."""
+    mod = sys.modules.get(name)
+    if mod is None or getattr(getattr(mod, "__spec__", None), "_initializing", False):
+        return None
+    return mod
+
+
+def pending(key: str) -> bool:
+    """Whether a background load of ``key`` is still running."""
+    with _LOCK:
+        entry = _LOADS.get(key)
+    return entry is not None and entry[0].is_alive()
+
+
+def _join_at_exit() -> None:
+    give_up = time.monotonic() + EXIT_WAIT
+    with _LOCK:
+        threads = [t for t, _ in _LOADS.values()]
+    for t in threads:
+        t.join(max(0.0, give_up - time.monotonic()))
+
+
+def _start(key: str, loader: Callable[[], Any]) -> Tuple[threading.Thread, dict]:
+    """The background load of ``key``: the one under way or done, else a new one."""
+    with _LOCK:
+        entry = _LOADS.get(key)
+        if entry is not None and (entry[0].is_alive() or "value" in entry[1]):
+            return entry
+        box: dict = {}
+
+        def run() -> None:
+            try:
+                box["value"] = loader()
+            except BaseException as exc:  # handed to the caller that waits
+                box["error"] = exc
+
+        thread = threading.Thread(target=run, name=f"coalloc-import-{key}", daemon=True)
+        _LOADS[key] = (thread, box)
+        if not _EXIT_HOOK:
+            _EXIT_HOOK.append(atexit.register(_join_at_exit))
+        thread.start()
+        return thread, box
+
+
+def load_by(
+    key: str,
+    loader: Callable[[], Any],
+    deadline: Optional[float],
+    cost: Optional[float] = None,
+) -> Any:
+    """``loader()`` (an import and whatever goes with it), given up at ``deadline``.
+
+    Parameters
+    ----------
+    key : str
+        What is loaded (a module's name, ``"solver:highs"``): one background load a key.
+    loader : callable
+        Takes nothing and returns what the caller needs (a module, a function); it must
+        not return None.
+    deadline : float or None
+        A :func:`time.perf_counter` instant (the caller's deadline); None: wait as long as
+        it takes (``loader()`` in this thread, or the background load under way).
+    cost : float, optional
+        Seconds the load is expected to take (default ``IMPORT_SECONDS.get(key, 0)``): not
+        waited for with less time than this left.
+
+    Returns
+    -------
+    object or None
+        What ``loader()`` returned, or None when the deadline came first (the load goes on).
+
+    Raises
+    ------
+    BaseException
+        What ``loader()`` raised (then the next call tries again).
+    """
+    with _LOCK:
+        entry = _LOADS.get(key)
+    if entry is None and deadline is None:
+        return loader()
+    if entry is None or not ("value" in entry[1] or entry[0].is_alive()):
+        entry = _start(key, loader)
+    thread, box = entry
+    if thread.is_alive():
+        if deadline is None:
+            thread.join()
+        else:
+            left = float(deadline) - time.perf_counter()
+            need = IMPORT_SECONDS.get(key, 0.0) if cost is None else float(cost)
+            if left < need:
+                return None  # it would not end in time: not waited for (see above)
+            thread.join(max(0.0, left))
+            if thread.is_alive():
+                return None
+    if "error" in box:
+        with _LOCK:
+            if _LOADS.get(key) == (thread, box):
+                del _LOADS[key]  # tried again by the next call
+        raise box["error"]
+    return box["value"]
+
+
+def import_by(name: str, deadline: Optional[float], cost: Optional[float] = None) -> Any:
+    """Import the module ``name`` by ``deadline`` (:func:`load_by`; a loaded one at once).
+
+    Returns
+    -------
+    module or None
+        The module, or None when ``deadline`` came first: the caller stops with
+        ``time_limit`` and its best answer so far, and the import goes on in the background.
+
+    Examples
+    --------
+    >>> import time
+    >>> import_by("json", time.perf_counter() + 5.0).__name__
+    'json'
+    >>> import_by("json", None).__name__
+    'json'
+    """
+    mod = loaded(name)
+    if mod is not None:
+        return mod
+    return load_by(name, lambda: importlib.import_module(name), deadline, cost)

@@ -1,0 +1,108 @@
+"""The shared heavy import under a deadline (``coalloc._shared.lazyimport``), on stand-in
+modules of a temporary package whose import waits on an event the test holds: no test
+races the real clock (the deadlines are in the past, or far away and the import released)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import uuid
+
+import pytest
+
+from coalloc._shared import lazyimport
+
+HOLD = 30.0  # seconds a stand-in import waits at most (a test failing would not hang)
+
+
+@pytest.fixture
+def slow_module(tmp_path, monkeypatch):
+    """``(name, release, started)``: a module whose import waits for ``release``."""
+    name = f"_coalloc_slow_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(
+        "import threading, builtins\n"
+        "gate = builtins._coalloc_gates[__name__]\n"
+        "gate['started'].set()\n"
+        "gate['release'].wait(gate['hold'])\n"
+        "if gate.get('fail'):\n"
+        "    raise ImportError('the stand-in failed')\n"
+        "VALUE = 42\n"
+    )
+    import builtins
+
+    gates = getattr(builtins, "_coalloc_gates", {})
+    gate = {"release": threading.Event(), "started": threading.Event(), "hold": HOLD}
+    gates[name] = gate
+    monkeypatch.setattr(builtins, "_coalloc_gates", gates, raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(lazyimport, "_LOADS", {})
+    yield name, gate
+    gate["release"].set()
+    entry = lazyimport._LOADS.get(name)
+    if entry is not None:
+        entry[0].join(HOLD)
+    sys.modules.pop(name, None)
+
+
+def test_a_timed_import_past_its_deadline_returns_none_and_goes_on(slow_module):
+    name, gate = slow_module
+    past = time.perf_counter() - 1.0
+    assert lazyimport.import_by(name, past, cost=0.0) is None
+    assert gate["started"].wait(HOLD)  # it runs in the background
+    assert lazyimport.pending(name)
+    assert lazyimport.import_by(name, past, cost=0.0) is None  # still under way
+    gate["release"].set()
+    mod = lazyimport.import_by(name, time.perf_counter() + HOLD, cost=0.0)
+    assert mod is not None and mod.VALUE == 42  # the next call finds it
+    assert lazyimport.import_by(name, past) is mod  # loaded: at once, even past the deadline
+
+
+def test_an_import_that_would_not_fit_is_not_waited_for(slow_module):
+    name, gate = slow_module
+    t0 = time.perf_counter()
+    assert lazyimport.import_by(name, t0 + HOLD, cost=2 * HOLD) is None
+    assert time.perf_counter() - t0 < HOLD  # returned at once, not at the deadline
+    assert gate["started"].wait(HOLD)  # started for the calls that follow
+    gate["release"].set()
+    assert lazyimport.import_by(name, None).VALUE == 42  # untimed: waits for it
+
+
+def test_one_background_import_a_module(slow_module):
+    name, gate = slow_module
+    past = time.perf_counter() - 1.0
+    assert lazyimport.import_by(name, past, cost=0.0) is None
+    first = lazyimport._LOADS[name][0]
+    assert lazyimport.import_by(name, past, cost=0.0) is None
+    assert lazyimport._LOADS[name][0] is first
+
+
+def test_a_failed_import_is_raised_and_tried_again(slow_module):
+    name, gate = slow_module
+    import builtins
+
+    builtins._coalloc_gates[name]["fail"] = True
+    gate["release"].set()
+    with pytest.raises(ImportError, match="stand-in failed"):
+        lazyimport.import_by(name, time.perf_counter() + HOLD, cost=0.0)
+    assert name not in lazyimport._LOADS  # not cached: the next call tries again
+    builtins._coalloc_gates[name]["fail"] = False
+    assert lazyimport.import_by(name, time.perf_counter() + HOLD, cost=0.0).VALUE == 42
+
+
+def test_untimed_is_a_plain_import():
+    assert lazyimport.import_by("json", None) is sys.modules["json"]
+    assert lazyimport.load_by("k-untimed", lambda: "v", None) == "v"
+
+
+def test_a_half_initialised_module_is_not_loaded(monkeypatch):
+    class Spec:
+        _initializing = True
+
+    class Mod:
+        __spec__ = Spec()
+
+    monkeypatch.setitem(sys.modules, "_coalloc_half", Mod())
+    assert lazyimport.loaded("_coalloc_half") is None
+    Spec._initializing = False
+    assert lazyimport.loaded("_coalloc_half") is not None
