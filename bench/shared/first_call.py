@@ -22,6 +22,7 @@ from collections import defaultdict
 from typing import List, Optional
 
 from bench.shared._phases import busy
+from bench.shared._progress import add_quiet, bar, say
 
 #: (kind, the instance class's module and name, a builder of ``contract_audit``) per family:
 #: small instances (the exact methods finish); the child imports only that family.
@@ -88,6 +89,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--busy", type=int, default=0, help="busy loops beside")
     ap.add_argument("--json", default=None, help="append one JSON line per call")
+    add_quiet(ap)
     args = ap.parse_args(argv)
     from coalloc._shared.family import problem_kinds
 
@@ -95,18 +97,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     procs = busy(args.busy)
     rows = []
     try:
+        plan = []
         for _ in range(args.reps):
             for fam in args.family:
-                kind, where, build = CASES[fam]
-                methods = list(kinds[kind].methods) if args.methods == ["all"] else args.methods
-                for method in methods:
-                    for T in args.limits:
-                        rec = one(kind, where, build, method, T)
-                        rows.append(rec)
-                        print(json.dumps(rec), flush=True)
-                        if args.json:
-                            with open(args.json, "a") as f:
-                                f.write(json.dumps(rec) + "\n")
+                every = list(kinds[CASES[fam][0]].methods)
+                for method in every if args.methods == ["all"] else args.methods:
+                    plan += [(fam, method, T) for T in args.limits]
+        for fam, method, T in bar(plan, desc="fresh calls", unit="call"):
+            rec = one(*CASES[fam], method, T)
+            rows.append(rec)
+            say(json.dumps(rec))
+            if args.json:
+                with open(args.json, "a") as f:
+                    f.write(json.dumps(rec) + "\n")
     finally:
         for p in procs:
             p.kill()

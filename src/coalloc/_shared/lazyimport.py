@@ -31,7 +31,8 @@ import time
 from types import ModuleType
 from typing import Any, Callable, Dict, Optional, Tuple
 
-__all__ = ["IMPORT_SECONDS", "import_by", "load_by", "loaded", "pending"]
+__all__ = ["IMPORT_SECONDS", "import_by", "import_in_budget", "installed", "load_by", "loaded",
+           "pending"]  # fmt: skip
 
 #: Seconds a module's first import takes, about, on this project's 2-core VM at a load of
 #: 1-2 after ``numpy`` (``python -X importtime``): waited for only with this much time
@@ -66,6 +67,18 @@ def loaded(name: str) -> Optional[ModuleType]:
     if mod is None or getattr(getattr(mod, "__spec__", None), "_initializing", False):
         return None
     return mod
+
+
+def installed(name: str) -> bool:
+    """Whether the top-level package ``name`` can be imported, without importing it."""
+    import importlib.util
+
+    if loaded(name) is not None:
+        return True
+    try:
+        return importlib.util.find_spec(name.partition(".")[0]) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def pending(key: str) -> bool:
@@ -184,3 +197,31 @@ def import_by(name: str, deadline: Optional[float], cost: Optional[float] = None
     if mod is not None:
         return mod
     return load_by(name, lambda: importlib.import_module(name), deadline, cost)
+
+
+def import_in_budget(name: str, stop: bool = False, cost: Optional[float] = None) -> Any:
+    """Import ``name`` by the deadline of the time limit in force
+    (:func:`coalloc._shared.params.with_time_limit`; none: a plain import).
+
+    For a phase inside a method that its family's time limit wraps, where the deadline is
+    not passed down: an optional phase (a proof, a bound) skips itself on None; a phase the
+    method cannot go on without passes ``stop=True``, and the method ends as its time limit
+    ends it (:func:`coalloc._shared.params.stop_now`: the best answer offered so far, or
+    the family's no-answer result).
+
+    Returns
+    -------
+    module or None
+        None when the deadline came first (never with ``stop=True``: the stop is raised).
+    """
+    mod = loaded(name)
+    if mod is not None:
+        return mod
+    from . import params
+
+    left = params.time_left()
+    deadline = None if left is None else time.perf_counter() + left
+    mod = import_by(name, deadline, cost)
+    if mod is None and stop:
+        params.stop_now()
+    return mod

@@ -19,7 +19,7 @@ from typing import Optional
 
 import numpy as np
 
-from .._shared import interrupt, milp
+from .._shared import interrupt, lazyimport, milp
 from .core import ratio
 
 __all__ = ["feasible_subset", "best_subset", "enumerate_best"]
@@ -32,6 +32,10 @@ _CPSAT_LIMIT = 2**61
 #: the power of two that brings its largest magnitude into [0.5, 1) (exact in binary).
 _WELL_SCALED = (2.0**-10, 2.0**20)
 
+
+def _deadline(time_limit, started):
+    """The call's deadline (``time.perf_counter``), None without a limit."""
+    return None if time_limit is None else started + float(time_limit)
 
 def _dyadic(col: np.ndarray, need: float):
     """``(A, k, N)``: the column as exact integers ``A = col * 2**k`` (every finite double is
@@ -109,9 +113,7 @@ def feasible_subset(
     d = np.asarray(d, dtype=np.float64)
     dlo = d if tol is None else d - count * np.asarray(tol, dtype=np.float64)
     if solver == "cpsat":  # a first import (0.7-4.7 s) is given up at the deadline
-        cp = milp.import_solver_until(
-            "cpsat", None if time_limit is None else started + float(time_limit)
-        )
+        cp = milp.import_solver_until("cpsat", _deadline(time_limit, started))
         if cp is None:
             return "time_limit", None
         cols = [_dyadic(avail[:, i], float(dlo[i])) for i in range(m)]
@@ -145,7 +147,10 @@ def feasible_subset(
             lo_rule[i] = lo_first[i] = dlo[i] * scale[i]
     a = np.vstack([np.ones((1, k)), (avail * scale[None, :]).T])
     hi = np.concatenate([[count], np.full(m, np.inf)])
-    import scipy.sparse as sp
+    # a first import (SciPy's sparse: 0.2-1 s) is given up at the deadline (issue 36)
+    sp = lazyimport.import_by("scipy.sparse", _deadline(time_limit, started))
+    if sp is None:
+        return "time_limit", None
 
     cost = np.zeros(k) if weights is None else weights
     # The rule's thresholds first: most starts a scan asks about are infeasible, and their
@@ -156,9 +161,7 @@ def feasible_subset(
     status = "error"
     margin = False
     found = None
-    pkg = milp.import_solver_until(  # a first import is given up at the deadline
-        solver, None if time_limit is None else started + float(time_limit)
-    )
+    pkg = milp.import_solver_until(solver, _deadline(time_limit, started))  # (as above)
     if pkg is None:
         return "time_limit", None
     while passes:
@@ -194,12 +197,13 @@ def feasible_subset(
         if out.time_limit_hit or out.status == "time_limit":
             return "time_limit", None
     if status == "error":  # CP-SAT on exact integers decides what float tolerances cannot
+        if not lazyimport.installed("ortools"):  # (not imported here: inside the limit)
+            return status, None
         try:
-            milp.import_solver("cpsat")
+            return feasible_subset(avail, d, count, solver="cpsat", time_limit=time_limit,
+                                   started=started, tol=tol)  # fmt: skip
         except ImportError:
             return status, None
-        return feasible_subset(avail, d, count, solver="cpsat", time_limit=time_limit,
-                               started=started, tol=tol)  # fmt: skip
     return status, None
 
 

@@ -15,6 +15,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
+from .._shared import lazyimport
 from .core import Kernels, factor, ratio
 
 Array = np.ndarray
@@ -176,8 +177,6 @@ def dual_cuts(a: Array, d: Array, dlo: Array, n: int, iters: int = DUAL_CUTS,
     steps : int
         Sets evaluated.
     """
-    from scipy.optimize import linprog
-
     pos = d > 0
     if not np.any(pos):
         return "feasible", [np.arange(n)], 0
@@ -186,6 +185,12 @@ def dual_cuts(a: Array, d: Array, dlo: Array, n: int, iters: int = DUAL_CUTS,
     it = len(proofs or [])
     if proven_by(a, d, dlo, n, proofs or []):  # the weights that proved earlier starts
         return "infeasible", [], it
+    # SciPy's optimize (a first import of 0.5-2 s) by the time limit's deadline: a proof
+    # is optional, so without it the start is left to the caller ("unknown")
+    opt = lazyimport.import_in_budget("scipy.optimize")
+    if opt is None:
+        return "unknown", [], it
+    linprog = opt.linprog
     lam = np.full(k, 1.0 / k)
     planes: List[Array] = []
     met: List[Array] = []

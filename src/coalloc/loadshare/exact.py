@@ -18,8 +18,9 @@ from typing import Optional
 
 import numpy as np
 
+from .._shared import lazyimport
 from .._shared.constraints import checked
-from .._shared.milp import Rejected, import_solver, run_milp
+from .._shared.milp import Rejected, import_solver_until, run_milp
 from .._shared.result import relative_gap
 from .._shared.seeding import check_seed
 from .baselines import best_fit
@@ -100,9 +101,6 @@ def share_exact(
     cols = np.concatenate([x_idx, nx + np.arange(n), x_idx])
     vals = np.concatenate([-problem.job_size[job_of] if J else np.zeros(0), np.ones(n),
                            np.ones(nx)])  # fmt: skip
-    import scipy.sparse as sp  # here: the exact model alone needs it (a batch worker's import)
-
-    A = sp.csr_matrix((vals, (rows, cols)), shape=(n + J, nx + n))
     lo = np.concatenate([np.full(n, -np.inf), np.ones(J)])
     hi = np.concatenate([np.zeros(n), np.ones(J)])
     ub = np.concatenate([np.ones(nx), problem.capacity])
@@ -124,7 +122,23 @@ def share_exact(
             iterations={"nodes": 0, "hint_throughput": hint_tput}, objective=hint_tput,
             gap=0.0,
         )  # fmt: skip
-    pkg = import_solver(solver)
+    # the exact model alone needs SciPy's sparse matrices and the solver: a process's first
+    # import of them (0.3-1.4 s under load) is given up at the deadline (issue 36), with
+    # best fit decreasing's placement as the answer
+    deadline = None if time_limit is None else t0 + float(time_limit)
+    sp = lazyimport.import_by("scipy.sparse", deadline)
+    pkg = None if sp is None else import_solver_until(solver, deadline)
+    if pkg is None:
+        return ShareResult(
+            status="time_limit", placement=hint, throughput=hint_tput, bound=problem.bound,
+            message=f"stopped at the time limit ({float(time_limit):g} s) before the "
+            "solver's first import in this process finished (it goes on for the next "
+            "call); the answer is best fit decreasing's", method="exact", seed=seed,
+            params=params, timings={"hint": t_hint, "total": time.perf_counter() - t0},
+            iterations={"nodes": 0, "hint_throughput": hint_tput}, objective=hint_tput,
+            gap=relative_gap(hint_tput, problem.bound, sense="max"),
+        )  # fmt: skip
+    A = sp.csr_matrix((vals, (rows, cols)), shape=(n + J, nx + n))
     start = np.zeros(nx + n)
     if J:
         start[hint * J + np.arange(J)] = 1.0
