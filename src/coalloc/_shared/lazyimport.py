@@ -32,7 +32,7 @@ from types import ModuleType
 from typing import Any, Callable, Dict, Optional, Tuple
 
 __all__ = ["IMPORT_SECONDS", "import_by", "import_in_budget", "installed", "load_by", "loaded",
-           "pending"]  # fmt: skip
+           "pending", "start"]  # fmt: skip
 
 #: Seconds a module's first import takes, about, on this project's 2-core VM at a load of
 #: 1-2 after ``numpy`` (``python -X importtime``): waited for only with this much time
@@ -118,11 +118,37 @@ def _start(key: str, loader: Callable[[], Any]) -> Tuple[threading.Thread, dict]
         return thread, box
 
 
+def start(key: str, loader: Callable[[], Any]) -> None:
+    """Begin the background load of ``key`` (``loader()``) now, not waiting for it: a
+    search that needs a solver later starts its import first and works meanwhile; its
+    :func:`load_by` of the same key then waits for this one."""
+    if not pending(key):
+        with _LOCK:
+            entry = _LOADS.get(key)
+        if entry is None or "value" not in entry[1]:
+            _start(key, loader)
+
+
+def _wait(thread: threading.Thread, until: Optional[float], poll: Optional[Callable]) -> None:
+    """Join ``thread`` until the ``time.perf_counter`` instant ``until`` (None: its end),
+    calling ``poll()`` every 50 ms when given (Ctrl-C, a batch's cancellation)."""
+    while thread.is_alive():
+        left = None if until is None else until - time.perf_counter()
+        if left is not None and left <= 0:
+            return
+        if poll is None:
+            thread.join(left)
+            return
+        thread.join(0.05 if left is None else min(0.05, left))
+        poll()
+
+
 def load_by(
     key: str,
     loader: Callable[[], Any],
     deadline: Optional[float],
     cost: Optional[float] = None,
+    poll: Optional[Callable[[], Any]] = None,
 ) -> Any:
     """``loader()`` (an import and whatever goes with it), given up at ``deadline``.
 
@@ -139,6 +165,8 @@ def load_by(
     cost : float, optional
         Seconds the load is expected to take (default ``IMPORT_SECONDS.get(key, 0)``): not
         waited for with less time than this left.
+    poll : callable, optional
+        Called every 50 ms while waiting (``interrupt.check``: Ctrl-C ends the wait).
 
     Returns
     -------
@@ -158,16 +186,14 @@ def load_by(
         entry = _start(key, loader)
     thread, box = entry
     if thread.is_alive():
-        if deadline is None:
-            thread.join()
-        else:
+        if deadline is not None:
             left = float(deadline) - time.perf_counter()
             need = IMPORT_SECONDS.get(key, 0.0) if cost is None else float(cost)
             if left < need:
                 return None  # it would not end in time: not waited for (see above)
-            thread.join(max(0.0, left))
-            if thread.is_alive():
-                return None
+        _wait(thread, None if deadline is None else float(deadline), poll)
+        if thread.is_alive():
+            return None
     if "error" in box:
         with _LOCK:
             if _LOADS.get(key) == (thread, box):

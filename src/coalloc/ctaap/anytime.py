@@ -41,14 +41,13 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
-import threading
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .._shared import interrupt, milp
+from .._shared import interrupt, lazyimport, milp
 from .._shared import params as checks
 from .._shared.constraints import checked
 from .._shared.docs import filled
@@ -409,33 +408,25 @@ def solve_anytime(
     return timed(request, offer, seed=seed, time_limit=limit, **params)
 
 
-class _Import(threading.Thread):
+class _Import:
     """The neighbourhoods' solver, imported in the background (CP-SAT takes 0.3-0.7 s to
-    import: the default's answer and the first rounds do not wait for it)."""
+    import: the default's answer and the first rounds do not wait for it), through the
+    families' shared mechanism (:mod:`coalloc._shared.lazyimport`: one import a process,
+    which the next search finds loaded or under way)."""
 
     def __init__(self, sub_solver: str) -> None:
-        super().__init__(name="coalloc-ctaap-import", daemon=True)
         self.sub_solver = sub_solver
-        self.value: Any = None
-        self.error: Optional[BaseException] = None
+        self.key = f"ctaap-sub-solver:{sub_solver}"
 
-    def run(self) -> None:
-        try:
-            self.value = _import_solver(self.sub_solver)
-        except BaseException as exc:  # handed to the search when it needs the solver
-            self.error = exc
+    def _load(self) -> Any:
+        return _import_solver(self.sub_solver)
+
+    def start(self) -> None:
+        lazyimport.start(self.key, self._load)
 
     def get(self, when: Optional[float]):
         """``(solver, package)``, or None when ``when`` passes first."""
-        while self.is_alive():
-            wait = 0.05 if when is None else min(0.05, when - time.perf_counter())
-            if wait <= 0:
-                return None
-            self.join(wait)
-            interrupt.check()  # Ctrl-C, a batch's cancellation
-        if self.error is not None:
-            raise self.error
-        return self.value
+        return lazyimport.load_by(self.key, self._load, when, cost=0.0, poll=interrupt.check)
 
 
 def _search(
@@ -603,9 +594,11 @@ class _Run:
         share = self.anytime_params["lp_bound_share"]
         if self.proven or share <= 0 or self.lp_info is not None or self.lp_note:
             return
-        # HiGHS imported first (10-15 ms in a fresh process): its share of the budget
-        # is the bound's own work, as in a warm process
-        import highspy  # noqa: F401
+        # HiGHS imported first (10-15 ms in a fresh process, more under load): its share
+        # of the budget is the bound's own work, as in a warm process; a first import that
+        # the deadline cuts leaves the bound out (it goes on for the next call)
+        if lazyimport.import_in_budget("highspy") is None:
+            return
 
         limit = self.anytime_params["time_limit"]
         stop_at = None

@@ -4,13 +4,12 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any, Optional
 
 import numpy as np
 
-from ..._shared import interrupt
+from ..._shared import interrupt, lazyimport
 from ..._shared import params as checks
 
 # Largest LP (non-zeros) the bound builds; beyond it the flow bound is returned.
@@ -79,7 +78,7 @@ def lp_skip(nnz: int, iterations: int, solver: str, stop_at: Optional[float]) ->
     """
     if stop_at is None:
         return None
-    predicted = 0.0 if "highspy" in sys.modules else HIGHS_IMPORT_SECONDS
+    predicted = 0.0 if lazyimport.loaded("highspy") is not None else HIGHS_IMPORT_SECONDS
     if solver != "simplex":
         predicted += nnz * float(iterations) / LP_RATE
     left = stop_at - time.perf_counter()
@@ -135,7 +134,10 @@ def _solve_dual(A, upper: np.ndarray, iterations: int, solver: str = "ipx",
     """
     if stop_at is not None and stop_at <= time.perf_counter():
         raise BoundStopped()  # before HiGHS's first import (tens of ms) rather than after
-    import highspy
+    # a first import by the deadline (the shared mechanism: it goes on for the next call)
+    highspy = lazyimport.import_by("highspy", stop_at, cost=HIGHS_IMPORT_SECONDS)
+    if highspy is None:
+        raise BoundStopped()
 
     from ..._shared.milp import quiet_highs
 
