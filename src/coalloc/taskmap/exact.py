@@ -609,7 +609,10 @@ def _solve_exact(
             # objective ... possible tolerance issue": 4.0 reported optimal where 1.6 is, on
             # two tasks). HiGHS keeps the model it always had (same answers).
             hi[task_graph.n * k + 1 :] = 1.0
-        pkg = milp.import_solver(solver)
+        # a first import (CBC's PuLP) by the deadline, through the shared mechanism
+        pkg = milp.import_solver_until(solver, deadline)
+        if pkg is None:
+            return _stopped_building(solver, formulation, time_limit, mip_gap, t0)
         x0 = None
         if start is not None:
             x0 = _start_vector(task_graph, resource_graph, start, form, nv, unit)
