@@ -39,6 +39,12 @@ Run (about 10-20 minutes on two shared cores; ``--quick`` about 3)::
     PYTHONPATH=src:. python -m bench.shared.contract_audit --quiet
     PYTHONPATH=src:. python -m bench.shared.contract_audit --quick --quiet
 
+``--large`` adds the families' largest documented instances at short limits
+(:func:`large_cases`; the 10,000-node pool is built once per run, 30-70 s); with
+``--cases large-`` only those (about 5-10 minutes)::
+
+    PYTHONPATH=src:. python -m bench.shared.contract_audit --large --cases large- --no-cli
+
 It prints one table of violations per family/method (count and an example) and the
 default-vs-method comparison; ``--json FILE`` keeps every run.
 """
@@ -46,6 +52,7 @@ default-vs-method comparison; ``--json FILE`` keeps every run.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import math
@@ -89,6 +96,10 @@ class Case:
     #: budgets as fractions of the default's untimed time (one warm run, seed 0), as the
     #: budget benchmark's ``0.6x`` (``bench/shared/budget.py``)
     relative: tuple = ()
+    #: ``--large`` only (:func:`large_cases`): these methods (empty: every one) at these
+    #: time limits only (no untimed run; the warm-up is a timed default call)
+    methods: tuple = ()
+    limits: tuple = ()
 
 
 # ------------------------------------------------------------------ instances of this script
@@ -374,6 +385,52 @@ def gap_orlib(name: str, index: int) -> Any:
     from coalloc import loadshare as ls
 
     return ls.read_gap(ROOT / "fuzz" / "corpus" / "gap" / name)[index]
+
+
+@functools.cache
+def _large_pool(seed: int) -> Any:
+    """Table 1's pool of 10,000 nodes x 2,016 slots (a week of 5 minutes): 30-70 s to
+    build on the shared VM, so once per run."""
+    from coalloc.collective.generators import table1_pool
+
+    return table1_pool(10_000, n_slots=2016, seed=seed)
+
+
+def _large_collective(seed: int) -> Any:
+    from bench.collective.scale import week_requests
+
+    pool = _large_pool(2028 + seed)
+    _, request = week_requests(pool, 1024, 1, seed=28 + seed)[0]
+    return request, pool
+
+
+def _large_stencil() -> Any:
+    from bench.taskmap.vs_peers import instances
+
+    name = "stencil 16x16x16 on 4x4x16"
+    return next(b for _, n, b in instances(["stencil"]) if n == name)()
+
+
+def _large_ctaap(seed: int) -> Any:
+    from coalloc import ctaap as ct
+
+    return ct.generators.random_instance(2000, 20, edge_probability=0.5,
+                                         capacity_range=(50, 150), seed=seed)  # fmt: skip
+
+
+def large_cases() -> List[Case]:
+    """``--large``: the families' largest documented instances at short limits (issue 36 on
+    the largest sizes, ``bench/shared/large_budgets.py``): CTAAP dense 2,000 x 20 (``exact``
+    and the default at 0.05 and 0.2 s), collective 10,000 nodes x 2,016 slots with an
+    N = 1,024 request (0.05 and 1 s), task mapping's stencil 16x16x16 on 4x4x16 (1 s)."""
+    return [
+        Case("ctaap", "large-dense-2000x20", lambda: _large_ctaap(0), False,
+             methods=("ctaap", "exact"), limits=(0.05, 0.2)),
+        Case("collective", "large-week-1024/10000x2016", lambda: _large_collective(0), False,
+             limits=(0.05, 1.0)),
+        Case("taskmap", "large-stencil-16x16x16/4x4x16", _large_stencil, False,
+             source="bench/taskmap/vs_peers", limits=(1.0,)),
+    ]  # fmt: skip
 
 
 def cases(quick: bool, sweep: int = 0) -> List[Case]:
@@ -892,6 +949,8 @@ def cli_check(kind: str, inst: Any, method: str, limit: Optional[float]) -> List
 
 
 def _limits(case: Case, budgets: List[Optional[float]], method: str) -> List[Optional[float]]:
+    if case.limits:  # a large case: its own limits, for its own methods
+        return list(case.limits) if not case.methods or method in case.methods else []
     out = []
     for b in budgets:
         if b is not None and b >= 5 and not (case.small or case.timed):
@@ -958,7 +1017,7 @@ def run(args: argparse.Namespace) -> dict:
         if len(found[(kind, method)]) < 3:
             found[(kind, method)].append(text)
 
-    all_cases = cases(args.quick, args.sweep)
+    all_cases = cases(args.quick, args.sweep) + (large_cases() if args.large else [])
     if args.family:
         all_cases = [c for c in all_cases if c.kind in args.family.split(",")]
     if args.cases:
@@ -991,7 +1050,9 @@ def run(args: argparse.Namespace) -> dict:
             untimed = time.perf_counter() - t0
             extra = [round(f * untimed, 4) for f in case.relative]
         plan = _plan(case, cls, budgets, extra, seeds)
-        if WARM and not case.relative and all(limit is not None for _, limit, _ in plan):
+        if case.limits:  # large: the one-time costs by a timed default call (untimed: minutes)
+            inst.solve(cls.DEFAULT_METHOD, seed=0, time_limit=max(case.limits))
+        elif WARM and not case.relative and all(limit is not None for _, limit, _ in plan):
             inst.solve(cls.DEFAULT_METHOD, seed=0)  # the one-time costs, before the timed runs
         for method, limit, seed in plan:
             params = {} if limit is None else {"time_limit": limit}
@@ -1112,6 +1173,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         help="also this many small random instances per family (this script's generators)",
     )
     ap.add_argument("--cases", default="", help="comma-separated case names only")
+    ap.add_argument("--large", action="store_true",
+                    help="also the largest instances at short limits (large_cases: a 10,000-"
+                    "node pool, built once, 30-70 s; with --cases large- only those)")  # fmt: skip
     ap.add_argument("--no-cli", dest="cli", action="store_false",
                     help="skip the command-line sample (fresh processes)")  # fmt: skip
     ap.add_argument("--cli-cases", type=int, default=3,

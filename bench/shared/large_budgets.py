@@ -16,6 +16,11 @@ would show as an overrun:
 * ``testbed``: ring(800) on DeterLab 2,000 PCs and ``test_big.top`` on ``utah2000.ptop``
   (``bench/testbed/issue36.py``'s largest).
 
+With ``--trace``, CTAAP ``exact``'s phases are wrapped (``bench/shared/_phases.py``): the
+model's build and its conflict pairs, the flow bound, the constraint matrix, the MILP, the
+check and the allocation's assembly; each call's record says which phase was running at
+the deadline and when each ended (``phases``).
+
 Every call: wall time, the process's CPU time (all its threads: a wall time past the
 contract with a CPU time within it is the scheduler under load, not a phase), status,
 within ``T + max(0.05, 0.05 T)`` or not. ``--load K`` runs K busy processes beside (killed
@@ -38,6 +43,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable, Iterator, List, Optional, Tuple
 
+from bench.shared._phases import EVENTS, wrap
 from bench.shared._progress import add_quiet, bar, say
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,8 +111,44 @@ def testbed_cases(seeds: List[int], fresh: bool) -> Iterator[Tuple[str, Callable
 CASES = {"collective": collective_cases, "ctaap": ctaap_cases, "testbed": testbed_cases}
 
 
+#: CTAAP ``exact``'s phases wrapped by ``--trace``: (module, owner's attribute or None,
+#: name, label).
+TRACED = (("coalloc.ctaap.exact", None, "_build_under", "build+bound"),
+          ("coalloc.ctaap.exact", None, "_conflict_pairs", "pairs"),
+          ("coalloc.ctaap.exact", None, "upper_bound", "flow bound"),
+          ("coalloc.ctaap.exact", "_Model", "constraint_matrix", "matrix"),
+          ("coalloc.ctaap.exact", None, "_merge_fits", "merge check"),
+          ("coalloc._shared.milp", None, "run_milp", "milp"),
+          ("coalloc.ctaap.exact", None, "_with_allocation", "verify+assemble"))  # fmt: skip
+
+
+def trace_phases() -> None:
+    """Wrap :data:`TRACED` in place (their times go to ``_phases.EVENTS``)."""
+    import importlib
+
+    for mod, owner, name, label in TRACED:
+        obj = importlib.import_module(mod)
+        obj = getattr(obj, owner) if owner else obj
+        if hasattr(obj, name):  # (an older tree may lack a phase)
+            wrap(obj, name, label)
+
+
+def _phases(t0: float, T: float) -> dict:
+    """The wrapped phases of the last call: each one's end (s from the call's start, the
+    last of its runs) and the one running at the deadline (None: none was)."""
+    ends: dict = {}
+    at = None
+    for label, a, b in EVENTS:
+        ends[label] = round(b - t0, 4)
+        if a - t0 <= T < b - t0 and (at is None or label != "build+bound"):
+            at = label  # the innermost: wrappers end after what they call
+    EVENTS.clear()
+    return {"phases": ends, "at_deadline": at}
+
+
 def _one(cls: Any, build: Callable, method: str, T: float, seed: int) -> dict:
     inst = cls.coerce(build())
+    EVENTS.clear()
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         r = inst.solve(method, seed=seed, time_limit=T)
@@ -116,7 +158,7 @@ def _one(cls: Any, build: Callable, method: str, T: float, seed: int) -> dict:
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     return {"method": method, "T": T, "seed": seed, "wall": round(wall, 4), "cpu": round(cpu, 4),
             "over": round(wall - T, 4), "within": wall <= allowed(T), "status": status,
-            "message": msg}  # fmt: skip
+            "message": msg, **(_phases(t0, T) if EVENTS else {})}  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> List[dict]:
@@ -143,7 +185,8 @@ def run(args: argparse.Namespace) -> List[dict]:
                             out.flush()
                         if not rec["within"]:
                             say(f"  over: {fam} {name} {method} T={T} seed={seed}: "
-                                f"{rec['wall']:.3f} s ({rec['status']})")  # fmt: skip
+                                f"{rec['wall']:.3f} s ({rec['status']}; at the deadline: "
+                                f"{rec.get('at_deadline')})")  # fmt: skip
     if out:
         out.close()
     return rows
@@ -171,8 +214,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--fresh", action="store_true", help="collective: a fresh pool too")
     ap.add_argument("--load", type=int, default=0, help="busy processes beside")
     ap.add_argument("--json", default=None, help="append one JSON line per call")
+    ap.add_argument("--trace", action="store_true", help="CTAAP exact's phases per call")
     add_quiet(ap)
     args = ap.parse_args(argv)
+    if args.trace:
+        trace_phases()
     procs = [mp.Process(target=_busy, daemon=True) for _ in range(args.load)]
     for p in procs:
         p.start()
