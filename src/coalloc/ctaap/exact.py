@@ -127,7 +127,10 @@ class _Model:
         var_index = np.full((n, m), -1, dtype=np.int64)
         var_index[self.task, self.cluster] = np.arange(self.nvar, dtype=np.int64)
         self.capacity = np.asarray(offer.capacity, dtype=np.int64)
-        self.pair_u, self.pair_v = _conflict_pairs(request, offer, compat, var_index, deadline)
+        pace = [0.0]  # the blocks' sorting seconds: the pace the later phases are sized by
+        self.pair_u, self.pair_v = _conflict_pairs(request, offer, compat, var_index, deadline,
+                                                   pace)  # fmt: skip
+        self.sort_seconds = pace[0]
 
     @property
     def n_pairs(self) -> int:
@@ -208,7 +211,7 @@ class _Model:
 
 
 def _conflict_pairs(request: Request, offer: Offer, compat, var_index,
-                    deadline: Optional[float] = None):  # fmt: skip
+                    deadline: Optional[float] = None, pace: Optional[list] = None):  # fmt: skip
     """Unordered pairs of variables that constraint (4) forbids together.
 
     For every stored entry ``B[i, k] = b`` (``i != k``) and every cluster pair ``(j, l)``
@@ -229,7 +232,7 @@ def _conflict_pairs(request: Request, offer: Offer, compat, var_index,
     # masks and each cluster's gather were, took 0.1-0.3 s under load on 2,000 dense tasks)
     indptr, bmin = B.indptr, bhat.min()
     nv = np.int64(max(1, int(var_index.max()) + 1))
-    runs, pace = [], [0.0]
+    runs, pace = [], [0.0] if pace is None else pace
     step = max(1, (_BLOCK >> 1) // max(1, m * m))  # work: step x m clusters x m columns
     for s in range(0, B.nnz, step):
         interrupt.check()  # a time limit's deadline (solve_exact), Ctrl-C, a batch's timeout
@@ -286,6 +289,13 @@ def _block_keys(r, c, b, compat, bhat, var_index, nv, pace: list) -> np.ndarray:
     pace[0] += time.perf_counter() - t
     return key[keep]
 
+
+#: The constraint matrix (one NumPy call after another, not interruptible) predicted as
+#: this many times the conflict pairs' sorting seconds, measured in the same call, by
+#: formulation (measured 5-14x for the aggregated rows, whose keys go through np.unique,
+#: 0.9-2x for the pairwise ones, on 300-10,000 tasks): not begun when it would end past the
+#: deadline (issue 36: 1.6-2.4 s past a 2 s limit on 10,000 sparse tasks under load).
+_MATRIX_PACE = {"aggregated": 16.0, "pairwise": 2.5}
 
 #: The last merge of the blocks' sorted keys (concatenation, a merge sort of sorted runs,
 #: the duplicates dropped: one call each, not interruptible) predicted as this many times
@@ -352,6 +362,9 @@ def _run(solver, solver_pkg, model: _Model, formulation, deadline,
     late = milp.start_refused(solver, solver_pkg, 3 * nv + 3 * model.n_pairs, deadline)
     if late is not None:
         return late, time.perf_counter()
+    if deadline is not None and (time.perf_counter() + _MATRIX_PACE[formulation]
+                                 * model.sort_seconds > deadline):  # fmt: skip
+        raise _BuildStopped()  # (see _MATRIX_PACE)
     A, ub = model.constraint_matrix(formulation)
     t_built = time.perf_counter()
     problem = milp.MilpProblem(np.ones(nv), A, np.full(A.shape[0], -np.inf), ub,
