@@ -14,8 +14,9 @@ from coalloc import loadshare as ls
 problem = ls.LoadSharingProblem([5, 5], [4, 3, 3], [0, 0, 0])
 """
 CHECK = """
+check = ls.verify_placement(problem, result.placement, claimed=result.throughput)
 report = {"status": result.status, "throughput": result.throughput,
-          "verified": bool(ls.verify_placement(problem, result.placement, claimed=result.throughput).valid)}
+          "verified": bool(check.valid and check.matches)}
 """
 
 
