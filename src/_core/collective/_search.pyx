@@ -1690,8 +1690,10 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
                 _swap_values(&aT[0], &tT[0], &pT[0], &base[0], &dd[0], &dl[0], nf, m,
                              feasible, &vals[0], &okq[0])
                 for k in range(nf):
-                    q = free[k]
                     val = vals[k]
+                    if not (val > best):  # not taken: its totals need no look (h52coll)
+                        continue
+                    q = free[k]
                     if feasible and not okq[k]:
                         # a total missed: the deficit as _deficit adds it (not 0.0 unless
                         # every term underflows)
@@ -1699,10 +1701,9 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
                             na[i] = base[i] + a[q, i]
                         if _deficit(dd, &dl[0], &na[0], m) != 0.0:
                             continue
-                    if val > best:
-                        best = val
-                        bp = pp
-                        bq = q
+                    best = val
+                    bp = pp
+                    bq = q
             if bp < 0:
                 break
             out = sel[bp]
