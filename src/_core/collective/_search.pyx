@@ -1690,8 +1690,10 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
                 _swap_values(&aT[0], &tT[0], &pT[0], &base[0], &dd[0], &dl[0], nf, m,
                              feasible, &vals[0], &okq[0])
                 for k in range(nf):
-                    q = free[k]
                     val = vals[k]
+                    if not (val > best):  # not taken: its totals need no look (h52coll)
+                        continue
+                    q = free[k]
                     if feasible and not okq[k]:
                         # a total missed: the deficit as _deficit adds it (not 0.0 unless
                         # every term underflows)
@@ -1699,10 +1701,9 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
                             na[i] = base[i] + a[q, i]
                         if _deficit(dd, &dl[0], &na[0], m) != 0.0:
                             continue
-                    if val > best:
-                        best = val
-                        bp = pp
-                        bq = q
+                    best = val
+                    bp = pp
+                    bq = q
             if bp < 0:
                 break
             out = sel[bp]
@@ -1719,6 +1720,74 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
     return int(rounds)
 
 
+cdef extern from *:
+    """
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+    /* _swap_values's loops over the candidates q of one property (issue 40, h52coll): two
+       candidates a step in SSE2 (the x86-64 baseline), the same operations in the same order
+       as the scalar loop (IEEE division, multiplication and addition are correctly rounded
+       in either form, and no FMA: the same values bit for bit); a select keeps the old value
+       where the scalar loop skips the update (den <= 0, or x >= li), so NaN compares alike.
+       Other targets, and the last odd candidate: the scalar loop. */
+    static inline void coalloc_swap_factor(const double* ai, const double* ti,
+                                           const double* pi, double b0, double b1, double b2,
+                                           double di, double li, Py_ssize_t r, double* vals,
+                                           char* okq) {
+        Py_ssize_t q = 0;
+    #if defined(__SSE2__)
+        const __m128d vb0 = _mm_set1_pd(b0), vb1 = _mm_set1_pd(b1), vb2 = _mm_set1_pd(b2);
+        const __m128d vdi = _mm_set1_pd(di), vli = _mm_set1_pd(li);
+        const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
+        for (; q + 2 <= r; q += 2) {
+            const __m128d a = _mm_loadu_pd(ai + q), t = _mm_loadu_pd(ti + q);
+            const __m128d p = _mm_loadu_pd(pi + q), v = _mm_loadu_pd(vals + q);
+            const int miss = _mm_movemask_pd(_mm_cmplt_pd(_mm_add_pd(vb0, a), vli));
+            okq[q] = (char)(okq[q] & !(miss & 1));
+            okq[q + 1] = (char)(okq[q + 1] & !(miss >> 1));
+            const __m128d den = _mm_add_pd(vb2, p);
+            const __m128d pos = _mm_cmpgt_pd(den, zero);
+            const __m128d dsel = _mm_or_pd(_mm_and_pd(pos, den), _mm_andnot_pd(pos, one));
+            const __m128d x = _mm_div_pd(_mm_add_pd(vdi, _mm_add_pd(vb1, t)), dsel);
+            const __m128d y = _mm_mul_pd(v, x);
+            _mm_storeu_pd(vals + q, _mm_or_pd(_mm_and_pd(pos, y), _mm_andnot_pd(pos, v)));
+        }
+    #endif
+        for (; q < r; ++q) {
+            okq[q] = (char)(okq[q] & !(b0 + ai[q] < li));
+            const double den = b2 + pi[q];
+            const double x = (di + (b1 + ti[q])) / (den > 0 ? den : 1.0);
+            if (den > 0) vals[q] = vals[q] * x;
+        }
+    }
+    static inline void coalloc_swap_deficit(const double* ai, double b0, double di, double dv,
+                                            double li, Py_ssize_t r, double* vals) {
+        Py_ssize_t q = 0;
+    #if defined(__SSE2__)
+        const __m128d vb0 = _mm_set1_pd(b0), vdi = _mm_set1_pd(di);
+        const __m128d vdv = _mm_set1_pd(dv), vli = _mm_set1_pd(li);
+        for (; q + 2 <= r; q += 2) {
+            const __m128d x = _mm_add_pd(vb0, _mm_loadu_pd(ai + q));
+            const __m128d v = _mm_loadu_pd(vals + q);
+            const __m128d y = _mm_add_pd(v, _mm_div_pd(_mm_sub_pd(x, vdi), vdv));
+            const __m128d low = _mm_cmplt_pd(x, vli);
+            _mm_storeu_pd(vals + q, _mm_or_pd(_mm_and_pd(low, y), _mm_andnot_pd(low, v)));
+        }
+    #endif
+        for (; q < r; ++q) {
+            const double x = b0 + ai[q];
+            if (x < li) vals[q] = vals[q] + (x - di) / dv;
+        }
+    }
+    """
+    void coalloc_swap_factor(const double* ai, const double* ti, const double* pi, double b0,
+                             double b1, double b2, double di, double li, Py_ssize_t r,
+                             double* vals, char* okq) noexcept nogil
+    void coalloc_swap_deficit(const double* ai, double b0, double di, double dv, double li,
+                              Py_ssize_t r, double* vals) noexcept nogil
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.cdivision(True)
@@ -1732,33 +1801,23 @@ cdef void _swap_values(const double* aT, const double* tT, const double* pT,
     vals the factor as _factor computes it (its quotients multiplied in property order from
     1.0, those with a capacity sum <= 0 skipped) and okq whether every total is met (then
     _deficit is exactly 0.0). Loops over q, one property at a time: the divisions of
-    different candidates independent (GCC does not vectorise them under -ftrapping-math)."""
+    different candidates independent, two a step in SSE2 (coalloc_swap_factor and
+    coalloc_swap_deficit above; GCC does not vectorise the plain loops under
+    -ftrapping-math: issue 40, h52coll)."""
     cdef Py_ssize_t i, q
-    cdef double b0, b1, b2, di, dv, li, x, den
-    cdef const double* ai
-    cdef const double* ti
-    cdef const double* pi
     if not feasible:
         for q in range(r):
             vals[q] = 0.0
         for i in range(m):
-            b0, di, li, ai = base[i], dd[i], dl[i], &aT[i * r]
-            dv = di if di > 0 else 1.0
-            for q in range(r):
-                x = b0 + ai[q]
-                vals[q] = vals[q] + (x - di) / dv if x < li else vals[q]
+            coalloc_swap_deficit(&aT[i * r], base[i], dd[i], dd[i] if dd[i] > 0 else 1.0,
+                                 dl[i], r, vals)
         return
     for q in range(r):
         vals[q] = 1.0
         okq[q] = 1
     for i in range(m):
-        b0, b1, b2, di, li = base[i], base[m + i], base[2 * m + i], dd[i], dl[i]
-        ai, ti, pi = &aT[i * r], &tT[i * r], &pT[i * r]
-        for q in range(r):
-            okq[q] = okq[q] & (not (b0 + ai[q] < li))
-            den = b2 + pi[q]
-            x = (di + (b1 + ti[q])) / (den if den > 0 else 1.0)
-            vals[q] = vals[q] * x if den > 0 else vals[q]
+        coalloc_swap_factor(&aT[i * r], &tT[i * r], &pT[i * r], base[i], base[m + i],
+                            base[2 * m + i], dd[i], dl[i], r, vals, okq)
 
 
 @cython.boundscheck(False)

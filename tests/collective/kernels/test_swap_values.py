@@ -86,3 +86,28 @@ def test_swap_search_repairs_then_raises_on_a_larger_set():
     s2, k2 = Kernels(R).swap_search(a, t, p, d, sel, 10**4, np.zeros(m))
     assert np.array_equal(s1, s2) and k1 == k2 and k1 > 10
     assert np.all(a[s1].sum(axis=0) >= d)
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1))
+@example(1)
+def test_swap_search_on_small_integers_matches_twin_in_both_phases(seed):
+    """Small integer amounts and totals (issue 40, h52coll: the candidates' values two at a
+    time in SSE2): sums that meet a total exactly (x == d in the repair phase), capacity sums
+    of 0 (a quotient skipped), equal factors, and an odd or even count of rows out of the
+    set (the scalar tail); the compiled kernel takes the twin's swaps, round for round."""
+    rng = np.random.default_rng(seed)
+    r, m = int(rng.integers(3, 24)), int(rng.integers(1, 4))
+    count = int(rng.integers(1, r))
+    # quarters: every sum, total and threshold d - count tol exact, so ties are exact too
+    cap = rng.integers(0, 16, (r, m)) / 4.0
+    tmax = np.minimum(cap, rng.integers(0, 12, (r, m)) / 4.0)
+    a = cap - tmax
+    d = np.floor(a.sum(axis=0) * count / r * rng.uniform(0.8, 1.6, m) * 4) / 4
+    d[rng.random(m) < 0.2] = 0.0
+    tol = rng.choice([0.0, 0.25, 0.5], m)  # a threshold below the total: x == d - count tol
+    sel = np.argsort(a.sum(axis=1), kind="stable")[:count].copy()  # the poorest: a repair
+    for rounds in (1, 3, 200):
+        s1, k1 = Kernels(C).swap_search(a, tmax, cap, d, sel, rounds, tol)
+        s2, k2 = Kernels(R).swap_search(a, tmax, cap, d, sel, rounds, tol)
+        assert np.array_equal(s1, s2) and k1 == k2

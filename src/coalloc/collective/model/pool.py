@@ -17,6 +17,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..._shared import interrupt
 from ..._shared.caches import cache_of
 from ..._shared.validation import check_nonnegative, readonly
 from .tolerance import tolerances
@@ -154,7 +155,8 @@ class ResourcePool:
         # "bm": (state, block maxima of BLOCK segments) for the state it was computed on, and
         # "bm_own": whether that array is this pool's own (updated in place by bookings) or
         # shared with a copy; "bn", "bn_own": the same for the blocks' minima (built with
-        # "bm", _block_extrema).
+        # "bm", _block_extrema); "parts": key -> (state, array, rows done), an index whose
+        # build a deadline stopped (_index: the next build goes on from there).
 
     # ----------------------------------------------------------------- constructors
     @classmethod
@@ -291,6 +293,7 @@ class ResourcePool:
             mine = self._derived()
             mine["bm_own"] = mine["bn_own"] = False
             cache_of(new).update(mine)  # the derived arrays are shared too, read-only
+            cache_of(new)["parts"] = {}  # a stopped build stays with this pool
         new._buf = None
         new._labels = dict(self._labels)
         new._lock = threading.Lock()
@@ -523,6 +526,14 @@ class ResourcePool:
                 bits[idx] = _fall_bits(buf[idx])
                 readonly(bits)
                 derived["falls"] = (self._state, bits)
+            parts = derived["parts"]
+            for key, (st, arr, done) in list(parts.items()):
+                if st is old_state and not new_points:  # the rows built so far: kept exact
+                    rows = idx[idx < done]
+                    arr[rows] = _INDEXES[key](buf[rows])
+                    parts[key] = (self._state, arr, done)
+                else:
+                    del parts[key]
         return self
 
     def _block_maxima(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -539,11 +550,8 @@ class ResourcePool:
         with self._lock:
             state = self._state
             derived = self._derived()
-            for key, lowest in (("bm", False), ("bn", True)):
-                if derived[key] is None or derived[key][0] is not state:
-                    derived[key] = (state, _block_maxima(state[1], lowest))
-                    derived[key + "_own"] = True
-            return state[0], state[1], derived["bm"][1], derived["bn"][1]
+            bm, bn = _index(derived, "bm", state), _index(derived, "bn", state)
+            return state[0], state[1], bm, bn
 
     def _derived(self) -> dict:
         """The pool's derived data (``falls``, ``bm``, ``bm_own``, ``bn``, ``bn_own``; see
@@ -554,6 +562,8 @@ class ResourcePool:
             derived.update(falls=None, bm=None, bm_own=False)
         if "bn" not in derived:
             derived.update(bn=None, bn_own=False)
+        if "parts" not in derived:
+            derived["parts"] = {}
         return derived
 
     def candidate_starts(self, nodes: Any, lo: float, hi: float) -> np.ndarray:
@@ -585,12 +595,7 @@ class ResourcePool:
         """
         with self._lock:
             state = self._state
-            derived = self._derived()
-            if derived["falls"] is None or derived["falls"][0] is not state:
-                bits = _fall_bits(state[1])
-                readonly(bits)
-                derived["falls"] = (state, bits)
-            bits = derived["falls"][1]
+            bits = _index(self._derived(), "falls", state)
         times = state[0]
         lo, hi = float(lo), float(hi)
         k0 = max(int(np.searchsorted(times, lo, side="right")), 1)  # first k with t_k > lo
@@ -674,6 +679,49 @@ def _block_maxima(res: np.ndarray, lowest: bool = False) -> np.ndarray:
     return out
 
 
+#: Amounts (rows x properties x breakpoints) read per piece of an index build; the build
+#: looks at the deadline in force between two pieces (:func:`_index`).
+PIECE = 1 << 20
+
+
+def _index(derived: dict, key: str, state: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """The pool's index ``key`` (``"falls"``, ``"bm"`` or ``"bn"``) for ``state``, built now
+    when missing, in pieces of rows of about :data:`PIECE` amounts (call under the lock).
+
+    Between two pieces the build calls :func:`coalloc._shared.interrupt.check`, which raises
+    once the deadline in force has passed (a ``time_limit``'s scope): the rows built so far
+    stay in ``derived["parts"]`` (kept exact by bookings on the same grid) and the next
+    build on that state goes on from there. Issue 36 at 10,000 nodes x 2,016 slots (h52coll):
+    the three indexes cost about 0.15 s of CPU, built inside the first request on a pool
+    without a look at the clock; a 0.05 s call ended at 0.5-1.0 s under load. Without a
+    deadline the arrays are the same as one build of every row."""
+    got = derived[key]
+    if got is not None and got[0] is state:
+        return got[1]
+    res = state[1]
+    n, m, k = res.shape
+    part = derived["parts"].get(key)
+    if part is not None and part[0] is state:
+        arr, done = part[1], part[2]
+    else:
+        width = -(-max(k - 1, 0) // 8) if key == "falls" else -(-k // BLOCK)
+        shape = (n, width) if key == "falls" else (n, m, width)
+        arr, done = np.empty(shape, dtype=np.uint8 if key == "falls" else np.float64), 0
+    step = max(1, PIECE // max(1, m * k))
+    while done < n:
+        derived["parts"][key] = (state, arr, done)
+        interrupt.check()  # the deadline in force: raises, the rows built so far kept
+        arr[done : done + step] = _INDEXES[key](res[done : done + step])
+        done = min(done + step, n)
+    derived["parts"].pop(key, None)
+    if key == "falls":
+        readonly(arr)  # shared with readers; a booking makes a new one
+    else:
+        derived[key + "_own"] = True  # the pool's own: bookings update it in place
+    derived[key] = (state, arr)
+    return arr
+
+
 def _fall_bits(res: np.ndarray) -> np.ndarray:
     """Per row of ``res`` (rows, m, K), packed bits (big-endian, :func:`numpy.packbits`) of
     the breakpoints ``k >= 1`` where some amount falls: bit ``k - 1`` is
@@ -682,3 +730,11 @@ def _fall_bits(res: np.ndarray) -> np.ndarray:
     for i in range(res.shape[1]):
         falls |= res[:, i, 1:] < res[:, i, :-1]
     return np.packbits(falls, axis=1)
+
+
+#: The pool's indexes, each computed from some rows of the amounts (rows, m, K).
+_INDEXES = {
+    "falls": _fall_bits,
+    "bm": _block_maxima,
+    "bn": lambda res: _block_maxima(res, True),
+}
