@@ -22,7 +22,7 @@ report = {"status": result.status, "verified": bool(co.verify(request, pool, res
 
 @pytest.mark.parametrize("slow", [["scipy.sparse"], ["highspy"]])
 def test_a_first_exact_call_stops_at_its_deadline_while_the_import_goes_on(slow):
-    out = first_call(SETUP, 'inst.solve("exact", seed=0, time_limit=0.5)', CHECK, slow)
+    out = first_call(SETUP, 'inst.solve("exact", seed=0, time_limit=LIMIT)', CHECK, slow)
     assert out["preloaded"] == []  # the family's import did not load it: the test means it
     assert out["reached"]  # the call began the import
     assert out["blocked_at_return"]  # and returned before it finished

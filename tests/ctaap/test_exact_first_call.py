@@ -23,7 +23,7 @@ report = {"status": result.status, "n": int(result.n_allocated), "bound": result
 # the flow bound's csgraph import fails on main: it waited for it)
 @pytest.mark.parametrize("slow", [["highspy"], ["scipy.sparse.csgraph"]])
 def test_a_first_exact_call_stops_at_its_deadline_while_the_import_goes_on(slow):
-    out = first_call(SETUP, 'ct.solve_exact(request, offer, time_limit=1.0)', CHECK, slow)
+    out = first_call(SETUP, 'ct.solve_exact(request, offer, time_limit=LIMIT)', CHECK, slow)
     assert out["preloaded"] == []  # the family's import did not load it: the test means it
     assert out["reached"] and out["blocked_at_return"]
     assert out["verified"] and out["bound"] is not None and out["bound"] >= out["n"]

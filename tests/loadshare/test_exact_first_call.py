@@ -22,7 +22,7 @@ report = {"status": result.status, "throughput": result.throughput,
 
 @pytest.mark.parametrize("slow", [["scipy.sparse"], ["highspy"]])
 def test_a_first_exact_call_keeps_the_start_at_its_deadline(slow):
-    out = first_call(SETUP, 'ls.share_exact(problem, time_limit=0.5)', CHECK, slow)
+    out = first_call(SETUP, 'ls.share_exact(problem, time_limit=LIMIT)', CHECK, slow)
     assert out["preloaded"] == []
     assert out["reached"] and out["blocked_at_return"]
     assert out["status"] == "time_limit" and out["verified"]

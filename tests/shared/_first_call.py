@@ -25,6 +25,12 @@ import coalloc
 #: after this: the test fails rather than hangs).
 HOLD = 20.0
 
+#: The time limit of the families' timed first calls, ``LIMIT`` in their call strings: long
+#: enough that a loaded machine reaches the stand-in import before the deadline (0.5-2 s did
+#: not, under a load of 6-8, and the test failed for the machine), well below ``HOLD``, so a
+#: call that waits for the import still fails the test.
+LIMIT = 5.0
+
 _CHILD = r"""
 import importlib.machinery, json, sys, threading
 SLOW = set(sys.argv[1].split(",")) if sys.argv[1] else set()
@@ -57,7 +63,7 @@ class _Finder:
 
 
 sys.meta_path.insert(0, _Finder())
-ns = {}
+ns = {"LIMIT": float(sys.argv[6])}
 exec(sys.argv[3], ns)  # setup: imports the family, builds the instance
 preloaded = sorted(m for m in SLOW if m in sys.modules)
 exec("result = " + sys.argv[4], ns)  # the timed call
@@ -84,7 +90,7 @@ def first_call(setup: str, call: str, check: str, slow: Iterable[str],
     src = str(Path(coalloc.__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
     out = subprocess.run([sys.executable, "-c", _CHILD, ",".join(slow), str(hold), setup, call,
-                          check], capture_output=True, text=True, env=env,
+                          check, str(LIMIT)], capture_output=True, text=True, env=env,
                          timeout=10 * hold + 120)  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])

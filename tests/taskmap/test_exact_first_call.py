@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..shared._first_call import first_call
+from ..shared._first_call import LIMIT, first_call
 
 SETUP = """
 import numpy as np
@@ -29,7 +29,7 @@ report = {"status": result.status, "mapping": result.mapping is not None}
                                          ("cpsat", "ortools.sat.python.cp_model")])
 def test_a_first_exact_call_stops_at_its_deadline_while_the_import_goes_on(solver, slow):
     pytest.importorskip(slow)
-    limit = 2.0  # more than milp.IMPORT_SECONDS: the call waits for the import until then
+    limit = LIMIT  # more than milp.IMPORT_SECONDS: the call waits for the import until then
     call = f'tm.solve_exact_mapping(tasks, res, solver="{solver}", time_limit={limit})'
     out = first_call(SETUP, call, CHECK, [slow])
     assert out["preloaded"] == []
