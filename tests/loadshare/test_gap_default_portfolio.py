@@ -126,6 +126,7 @@ def test_cpsat_starts_first_without_a_hint(heavy_10x80: GapInstance, monkeypatch
     monkeypatch.setattr(exact, "PORTFOLIO_COLD", mode != "off")
     if mode == "short":  # the rule of short limits, on a limit long enough to be sure
         monkeypatch.setattr(exact, "PORTFOLIO_COLD_FROM", 10.0)
+        monkeypatch.setattr(exact, "PORTFOLIO_EARLY_PAIRS", None)  # (CP-SAT at every size)
     events = []
     real_heur, real_start = exact.solve_heuristic, exact._Timed.start
 
@@ -191,3 +192,53 @@ def test_short_limit_leaves_the_heuristic_alone(heavy_10x80: GapInstance, monkey
         if df.assignment is not None:
             _checked(inst, df)
     assert started == []
+
+
+def test_the_portfolio_start_rule(monkeypatch) -> None:
+    """:func:`.exact.portfolio_start`: cold from ``PORTFOLIO_COLD_FROM`` (hinted when
+    ``PORTFOLIO_COLD`` is off), below it hinted on at most ``PORTFOLIO_EARLY_PAIRS`` pairs
+    and not at all on more (None: at every size)."""
+    from coalloc.loadshare.gap import exact
+
+    monkeypatch.setattr(exact, "PORTFOLIO_COLD_FROM", 0.5)
+    monkeypatch.setattr(exact, "PORTFOLIO_EARLY_PAIRS", 200)
+    assert exact.portfolio_start(0.5, 2000) == "cold"
+    assert exact.portfolio_start(5.0, 24) == "cold"
+    assert exact.portfolio_start(0.49, 800) == "off"
+    assert exact.portfolio_start(0.05, 201) == "off"
+    assert exact.portfolio_start(0.3, 200) == "hinted"
+    monkeypatch.setattr(exact, "PORTFOLIO_COLD", False)
+    assert exact.portfolio_start(0.5, 2000) == "hinted"
+    monkeypatch.setattr(exact, "PORTFOLIO_EARLY_PAIRS", None)
+    assert exact.portfolio_start(0.2, 2000) == "hinted"
+
+
+@pytest.mark.parametrize("early_pairs", [200, None])
+def test_below_the_threshold_a_larger_instance_runs_the_heuristic_alone(
+        heavy_10x80: GapInstance, monkeypatch, early_pairs) -> None:  # fmt: skip
+    """Below ``PORTFOLIO_COLD_FROM`` (here 10 s, so that a 1 s limit, long enough for
+    CP-SAT's model at any load, is "short"), on 800 pairs, more than
+    ``PORTFOLIO_EARLY_PAIRS``, CP-SAT is never started and the message says why; with the
+    rule off (None) the same call starts it (the guard: the test can fail). h52gap: at
+    0.2-0.3 s, CP-SAT beside the search took its CPU and proved nothing."""
+    from coalloc.loadshare.gap import exact
+
+    monkeypatch.setattr(exact, "PORTFOLIO_COLD_FROM", 10.0)
+    monkeypatch.setattr(exact, "PORTFOLIO_EARLY_PAIRS", early_pairs)
+    started = []
+    real_start = exact._Timed.start
+
+    def start(self, assignment):
+        started.append(assignment is not None)
+        return real_start(self, assignment)
+
+    monkeypatch.setattr(exact._Timed, "start", start)
+    df = solve_gap(heavy_10x80, time_limit=1.0, seed=0)
+    assert df.params.get("portfolio") is True
+    if df.assignment is not None:
+        _checked(heavy_10x80, df)
+    if early_pairs is None:
+        assert started and df.iterations["solver_started"] == 1
+    else:
+        assert started == [] and df.iterations["solver_started"] == 0
+        assert "heuristic runs alone" in df.message

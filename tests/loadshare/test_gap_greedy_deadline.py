@@ -15,6 +15,8 @@ from coalloc.loadshare.gap.model import GapCall
 from coalloc.loadshare.gap.search import reduced_cost_greedy, run_search
 
 _GREEDY_CHECK = getattr(gap.search, "_GREEDY_CHECK", 32)  # (so the tests run on the old code)
+#: the module whose ``np`` the greedies call (the start's, since h52gap split the search)
+_GREEDY_MODULE = getattr(gap, "search_start", gap.search)
 
 
 class _CountingNp:
@@ -42,7 +44,7 @@ def test_the_greedy_stops_at_a_passed_deadline_and_sends_the_rest_to_their_least
     cost, weight, cap = _arrays(3)
     lam = np.linspace(0.0, 1.0, cost.shape[0])
     fake = _CountingNp()
-    monkeypatch.setattr(gap.search, "np", fake)
+    monkeypatch.setattr(_GREEDY_MODULE, "np", fake)
     x = reduced_cost_greedy(cost, weight, cap, lam, time.perf_counter() - 1.0)
     assert fake.where_calls <= _GREEDY_CHECK < cost.shape[1]
     red = cost + lam[:, None] * weight
@@ -72,7 +74,7 @@ def test_a_search_whose_deadline_passed_runs_no_greedy_loop_nor_kernel(monkeypat
     # (instances up to _LATE_PAIRS pairs run their late fallback whole: this one as large)
     monkeypatch.setattr(gap.search, "_LATE_PAIRS", 0, raising=False)
     fake = _CountingNp()
-    monkeypatch.setattr(gap.search, "np", fake)
+    monkeypatch.setattr(_GREEDY_MODULE, "np", fake)
     kernel_calls = []
     real = gap.tabu._gapls.tabu_search
 

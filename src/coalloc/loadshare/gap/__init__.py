@@ -21,21 +21,23 @@ Every item goes to exactly one agent (``assign_all=True``) or to at most one
 
 One idea per module:
 
-=================  =======================================================================
-``model``          :class:`GapInstance` (validation), the objective, :class:`GapCall`
-``bounds``         the LP relaxation, :func:`gap_bound`, the count bound, the proofs
-``lagrangian``     the two Lagrangian relaxations stepped beside the search
-``tabu``           the tabu kernel's parameters and its resumable state, named
-``search``         the anytime search: start, core phase, core cycles, rounds, early stop
-``relink``         path relinking between elite assignments (``relink=True``; off: no gain)
-``subgap``         exact re-optimisation of 2-3 agents (``search._SUBGAP``; off: no gain)
-``heuristic``      the heuristic method (LP, search, result)
-``solver``         the integer programme (CP-SAT model, MILP), its check, its thread
-``exact``          the exact method (heuristic and solver side by side, the better answer)
-                   and the default portfolio
-``solve``          :func:`solve_gap`, the front door
-``generators``     :func:`generate_gap`
-=================  =======================================================================
+=================== ======================================================================
+``model``           :class:`GapInstance` (validation), the objective, :class:`GapCall`
+``bounds``          the LP relaxation, :func:`gap_bound`, the count bound, the proofs
+``lagrangian``      the two Lagrangian relaxations stepped beside the search
+``tabu``            the tabu kernel's parameters and its resumable state, named
+``search``          the anytime search: its knobs, core phase, core cycles, rounds, early stop
+``search_start``    the search's start: the greedy, the fallback and its repair, the core
+``search_restarts`` the restarts and path relinking inside a phase of the search
+``relink``          path relinking between elite assignments (``relink=True``; off: no gain)
+``subgap``          exact re-optimisation of 2-3 agents (``search._SUBGAP``; off: no gain)
+``heuristic``       the heuristic method (LP, search, result)
+``solver``          the integer programme (CP-SAT model, MILP), its check, its thread
+``exact``           the exact method (heuristic and solver side by side, the better answer)
+                    and the default portfolio
+``solve``           :func:`solve_gap`, the front door
+``generators``      :func:`generate_gap`
+=================== ======================================================================
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ from .heuristic import solve_heuristic
 from .model import GapCall, objective
 from .solver import Outcome, SolverThread, solver_outcome
 
-__all__ = ["solve_exact", "solve_portfolio", "HINT_SHARE", "PORTFOLIO_PAIRS",
-           "UNTIMED_WORK"]
+__all__ = ["solve_exact", "solve_portfolio", "portfolio_start", "HINT_SHARE",
+           "PORTFOLIO_PAIRS", "UNTIMED_WORK"]
 
 #: The share of an exact call's time limit after which the solver starts beside the
 #: heuristic (from the heuristic's best assignment at that moment).
@@ -58,12 +58,23 @@ UNTIMED_WORK = 0.25
 #: (CP-SAT from a quarter of the limit) found 1851 where the hinted portfolio kept the
 #: heuristic's 1911, and CP-SAT from the start proved 1851 in 0.3-0.4 s. Only for limits
 #: of at least ``PORTFOLIO_COLD_FROM`` seconds: below, the heuristic needs the
-#: interpreter to find a first answer at all, and CP-SAT still starts from its first
-#: feasible assignment (the contract audit, load 6.8: the heavy 10 x 80 at 0.05 s had no
-#: answer with CP-SAT started beside the heuristic's start, 1937 from the heuristic
-#: alone; bench/loadshare/ISSUE40.md, h47gap).
+#: interpreter to find a first answer at all, and CP-SAT starts from its first feasible
+#: assignment, on tiny instances only (``PORTFOLIO_EARLY_PAIRS``; the contract audit, load
+#: 6.8: the heavy 10 x 80 at 0.05 s had no answer with CP-SAT started beside the
+#: heuristic's start, 1937 from the heuristic alone; bench/loadshare/ISSUE40.md, h47gap).
+#: ``PORTFOLIO_COLD_FROM`` was 0.2 s until h52gap; at 0.2-0.3 s CP-SAT beside the search,
+#: cold or hinted, proved nothing on Chu-Beasley b-d and the audit's heavy 10 x 80 and
+#: took the search's CPU (the default worse than ``heuristic`` in 9-15 of 28 pairs, better
+#: in 3-7; the heuristic with CP-SAT never started 7-9 / 6-8, the race's own spread), while
+#: from 0.5 s it proved heavy 10 x 80 in 4 of 4 seeds (bench/loadshare/ISSUE40.md, h52gap).
 PORTFOLIO_COLD = True
-PORTFOLIO_COLD_FROM = 0.2
+PORTFOLIO_COLD_FROM = 0.5
+#: Below ``PORTFOLIO_COLD_FROM`` the timed default starts CP-SAT (from the heuristic's
+#: first feasible assignment) only on instances of at most this many (agent, item) pairs,
+#: whose model takes a few milliseconds (the audit's 2 x 4 to 6 x 7 cases, OR-Library's
+#: 5 x 15); on larger ones the heuristic runs alone (h52gap, above). None: every size, as
+#: before h52gap.
+PORTFOLIO_EARLY_PAIRS: Optional[int] = 200
 #: CP-SAT's workers in the timed default's portfolio (the untimed one runs one, for its
 #: deterministic work cap).
 PORTFOLIO_WORKERS = 1
@@ -141,8 +152,10 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     params = {**call.params, "iterations": iterations}
     inner = call.with_params(solver="cpsat", threads=PORTFOLIO_WORKERS)
     timed = _Timed(inner, "cpsat", PORTFOLIO_WORKERS)
+    when = portfolio_start(call.limit, timed.pairs)
     timed.early = True  # a small instance: CP-SAT from the first feasible assignment on
-    timed.cold = PORTFOLIO_COLD  # or CP-SAT first, from nothing, the heuristic beside it
+    timed.cold = when == "cold"  # or CP-SAT first, from nothing, the heuristic beside it
+    timed.off = when == "off"  # or the heuristic alone (a short limit, a larger instance)
     res = timed.run(iterations, True)
     if timed.heur is not None:  # the heuristic's trajectory and counts, as the method gives
         res.trajectory = _ends_at(timed.heur.trajectory, res, call.t0)
@@ -151,6 +164,33 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     res.params = {**params, "portfolio": True, "solver": "cpsat"}
     res.message = "portfolio (heuristic, CP-SAT beside it): " + res.message
     return res
+
+
+def portfolio_start(limit: float, pairs: int) -> str:
+    """When the timed default (``method="portfolio"``) starts CP-SAT beside its search.
+
+    Parameters
+    ----------
+    limit : float
+        The call's time limit, seconds.
+    pairs : int
+        The instance's (agent, item) pairs where the item fits the agent.
+
+    Returns
+    -------
+    str
+        ``"cold"``: at the call's start, without a hint (``PORTFOLIO_COLD``, from
+        ``PORTFOLIO_COLD_FROM``); ``"hinted"``: from the heuristic's first feasible
+        assignment (or a quarter of the limit); ``"off"``: not at all, the heuristic
+        alone (below ``PORTFOLIO_COLD_FROM`` on more than ``PORTFOLIO_EARLY_PAIRS``
+        pairs). Either start still needs its model to fit the time
+        (``_SOLVER_FIT``).
+    """
+    if limit >= PORTFOLIO_COLD_FROM:
+        return "cold" if PORTFOLIO_COLD else "hinted"
+    if PORTFOLIO_EARLY_PAIRS is None or pairs <= PORTFOLIO_EARLY_PAIRS:
+        return "hinted"
+    return "off"
 
 
 def _untimed_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
@@ -245,6 +285,9 @@ class _Timed:
         #: at the call's start when the limit is ``PORTFOLIO_COLD_FROM`` or more and its
         #: import and model fit the time
         self.cold = False
+        #: the default's portfolio below ``PORTFOLIO_COLD_FROM`` on a larger instance
+        #: (:func:`portfolio_start`): the solver is not started at all
+        self.off = False
 
     def start(self, assignment: Optional[np.ndarray]) -> None:
         """The solver's thread, from ``assignment`` (copied) when given."""
@@ -294,6 +337,7 @@ class _Timed:
         heur = None
         t_hint = 0.0
         self.start_at = call.t0 + (HINT_SHARE * call.limit if hint else 0.0)
+        self.skipped = self.skipped or self.off
         if not hint or (self.cold and call.limit >= PORTFOLIO_COLD_FROM):
             if hint and not self.fits_in_time():
                 self.skipped = True
@@ -315,7 +359,13 @@ class _Timed:
                 self.worker.scope.cancel()
         res = _combine(call, out, heur, t_hint)
         proved = heur is not None and heur.status in ("optimal", "infeasible")
-        if self.worker is None and not proved:  # (after a proof the solver is not needed)
+        if self.worker is None and not proved and self.off:
+            res.message += (
+                f"; CP-SAT was not started: below {PORTFOLIO_COLD_FROM:g} s on more than "
+                f"{PORTFOLIO_EARLY_PAIRS} pairs the heuristic runs alone (beside it, "
+                "CP-SAT took the search's CPU and proved nothing)"
+            )
+        elif self.worker is None and not proved:  # (after a proof the solver is not needed)
             res.message += (
                 f"; the solver was not started: its import and model ({self.pairs} pairs, "
                 f"about {self.need:.2g} s) would not fit the time left"

@@ -14,10 +14,10 @@ from ..._shared.result import relative_gap
 from ..result import GapResult
 from . import bounds as _bounds
 from .bounds import LpTimedOut, lp_relaxation, proof_of_infeasibility
-from .model import GapCall, objective
+from .model import GapCall, GapInstance, objective
 from .search import LpStart, run_search
 
-__all__ = ["solve_heuristic"]
+__all__ = ["solve_heuristic", "lp_fits", "looks_tight"]
 
 #: Seconds per (agent, item) pair that the LP relaxation is budgeted (HiGHS through SciPy,
 #: which cannot be interrupted: 80 x 1600 took 2.8 s on a loaded two-core machine). Under
@@ -31,6 +31,17 @@ _LP_IMPORT_SECONDS = {"linprog": ("scipy.optimize", 0.5), "highspy": ("highspy",
 #: The share of a heuristic's time limit the LP's budget may take (else the search starts
 #: from the Lagrangian multipliers' greedy start).
 _LP_SHARE = 0.4
+#: A tight instance (every item assigned, ``sum_j min_i w_ij >= _TIGHT_FROM sum_i b_i``:
+#: the items' lightest weights fill that much of the capacity) gets the LP whenever
+#: ``_TIGHT_LP_SECONDS`` (fixed seconds, seconds a pair; the LP through ``highspy``, as
+#: timed calls solve it: the largest of seven calls at load 5-7 was 7-23 ms on 500-4,000
+#: pairs, 0.12 s on 16,000; bench/loadshare/ISSUE40.md, h52gap) fits its share, not only
+#: when ``_LP_SECONDS_PER_PAIR`` does: there the LP is the one proof that no assignment
+#: exists, and the search may find none in time. Before, the audit's heavy 15 x 120 (1,800
+#: pairs, infeasible, its LP 6-36 ms) ended ``time_limit`` without a reason at limits under
+#: 0.11 s, the LP never tried. The published instances are all below 0.8 (the tightest,
+#: Chu-Beasley b05100, 0.78). ``_TIGHT_FROM`` above 1 (or ``inf``): off.
+_TIGHT_FROM, _TIGHT_LP_SECONDS = 0.8, (0.002, 8e-6)
 
 
 def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
@@ -59,12 +70,7 @@ def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
                                               call.limit, call.t0)  # fmt: skip
     # the LP (HiGHS, not interruptible) when its budget fits a share of the limit
     lp_bound, x_lp, rc, t_lp = None, None, None, 0.0
-    lp_need = _LP_SECONDS_PER_PAIR * instance.m * instance.n
-    # (read for timed calls only: an untimed call always solves the LP, through linprog)
-    module, import_seconds = _LP_IMPORT_SECONDS[_bounds._LP_BACKEND]
-    if module not in sys.modules:  # a first call imports the LP's solver
-        lp_need += import_seconds
-    lp_solved = limit is None or lp_need <= _LP_SHARE * limit
+    lp_solved = limit is None or lp_fits(instance, assign_all, limit)
     if lp_solved:  # capped at its share of the limit: under load it may need far more
         try:
             lp_until = None if limit is None else t0 + _LP_SHARE * limit
@@ -137,6 +143,54 @@ def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
         message += f"; stopped at the time limit ({limit:g} s) with the best assignment found"
     return GapResult(status=status, message=message, assignment=heur.assign, objective=obj,
                      bound=bound, gap=gap, **common)  # fmt: skip
+
+
+def looks_tight(instance: GapInstance) -> bool:
+    """Whether the items' lightest weights fill at least ``_TIGHT_FROM`` of the capacity
+    (``sum_j min_i w_ij >= _TIGHT_FROM sum_i b_i``), an O(m n) look.
+
+    Parameters
+    ----------
+    instance : GapInstance
+
+    Returns
+    -------
+    bool
+    """
+    if instance.n == 0 or instance.m == 0:
+        return False
+    lightest = float(instance.weight.min(axis=0).sum())
+    return lightest >= _TIGHT_FROM * float(instance.capacity.sum())
+
+
+def lp_fits(instance: GapInstance, assign_all: bool, limit: float) -> bool:
+    """Whether a timed call solves the LP relaxation first: its budget (a size rule, and
+    the solver's import when the process has not imported it) fits ``_LP_SHARE`` of the
+    limit; on a tight instance whose items must all be assigned (:func:`looks_tight`) the
+    LP's measured time (``_TIGHT_LP_SECONDS``) is the budget, since there the LP is the
+    proof that no assignment exists.
+
+    Parameters
+    ----------
+    instance : GapInstance
+    assign_all : bool
+        Every item must be assigned.
+    limit : float
+        The call's time limit, seconds.
+
+    Returns
+    -------
+    bool
+    """
+    pairs = instance.m * instance.n
+    need = _LP_SECONDS_PER_PAIR * pairs
+    if assign_all and need > _LP_SHARE * limit and looks_tight(instance):
+        fixed, per_pair = _TIGHT_LP_SECONDS
+        need = fixed + per_pair * pairs
+    module, import_seconds = _LP_IMPORT_SECONDS[_bounds._LP_BACKEND]
+    if module not in sys.modules:  # a first call imports the LP's solver
+        need += import_seconds
+    return need <= _LP_SHARE * limit
 
 
 def _proved_infeasible(call: GapCall, iterations: Optional[int], proof: str, t_lp: float,

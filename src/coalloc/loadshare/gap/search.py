@@ -26,8 +26,10 @@ assignments (``_ELITE_RESTART``) and a learned restart weight (``_LEARN_WEIGHT``
 one exact re-optimisation of the stalled bests' contested sets of two or three agents
 (:mod:`.subgap`, ``_SUBGAP``), off.
 
-Why over 800 lines: one idea, the anytime search (its start, rounds, the bounds stepped
-between them) with the measured knobs that tune it, off or on, in one place.
+The search is three modules by phase: this one (the knobs, where the benches and the
+tests set them, the rounds, the phases and their order), :mod:`.search_start` (the start:
+the greedy, the fallback and its repair, the core's costs) and :mod:`.search_restarts`
+(the restarts and path relinking inside a phase); the two read their knobs from here.
 """
 
 from __future__ import annotations
@@ -41,11 +43,19 @@ import numpy as np
 from ..._shared import interrupt
 from ..._shared.params import deadline as _deadline
 from ..._shared.seeding import kernel_seed
-from .. import _gapls
 from .lagrangian import RelaxationBounds
-from .model import GapCall, GapInstance, objective_of
-from .relink import ElitePool, path_point
-from .subgap import MAX_STATES, intensify
+from .model import GapCall, objective_of
+from .relink import ElitePool
+from .search_restarts import RestartSteps
+from .search_start import (  # noqa: F401
+    StartSteps,
+    _descent,
+    _search_arrays,
+    core_costs,
+    cost_weight_correlation,
+    reduced_cost_greedy,
+)
+from .subgap import MAX_STATES
 from .tabu import _RESTART_STEP, TabuKnobs, TabuState, restart_after
 
 __all__ = [
@@ -314,130 +324,7 @@ def _cycle_phases(cost: np.ndarray, cycles: int, fresh: float = 0.0) -> list:
     return phases
 
 
-def core_costs(cost: np.ndarray, x_lp: Optional[np.ndarray], rc: Optional[np.ndarray],
-               assign_all: bool, m: int,
-               keep: Optional[np.ndarray] = None,
-               percentile: float = _CORE_PERCENTILE) -> Optional[np.ndarray]:  # fmt: skip
-    """The costs of the core phase (``cost``, the search's (m_all, n) costs; the far price
-    outside the core), or None: no LP, nothing positive to cut at, or a core of every
-    pair. ``keep`` (an assignment, (n,)): its pairs are in the core too."""
-    if x_lp is None or rc is None or rc.shape != cost.shape:
-        return None
-    support = x_lp > 1e-9
-    if not assign_all:  # the dummy agent holds what the LP leaves out
-        support = np.vstack([support, x_lp.sum(axis=0) < 1.0 - 1e-9])
-    scale = float(np.abs(cost).max()) + 1.0
-    finite = np.isfinite(rc)
-    positive = rc[finite & (rc > 1e-9 * scale)]
-    if positive.size == 0:
-        return None
-    tau = float(np.percentile(positive, percentile))
-    core = support | (finite & (rc <= tau))
-    if keep is not None:
-        core[keep, np.arange(cost.shape[1])] = True
-    if np.all(core | ~finite):
-        return None
-    return np.ascontiguousarray(np.where(core, cost, 1e4 * scale), dtype=np.float64)
-
-
-def cost_weight_correlation(cost: np.ndarray, weight: np.ndarray) -> float:
-    """The correlation coefficient of the costs and the weights over every pair (0 when
-    either is constant): about -0.98 on the published type d, -0.57 on type e.
-
-    Parameters
-    ----------
-    cost : numpy.ndarray, shape (m, n)
-        The costs (of the minimisation).
-    weight : numpy.ndarray, shape (m, n)
-        The weights.
-
-    Returns
-    -------
-    float
-        In ``[-1, 1]``.
-
-    Examples
-    --------
-    >>> w = np.array([[1, 2], [3, 4]])
-    >>> round(cost_weight_correlation(10.0 - w, w), 6)
-    -1.0
-    """
-    c = np.asarray(cost, dtype=np.float64).ravel()
-    w = np.asarray(weight, dtype=np.float64).ravel()
-    if c.size < 2:
-        return 0.0
-    c, w = c - c.mean(), w - w.mean()
-    den = float(np.sqrt((c * c).sum() * (w * w).sum()))
-    return float((c * w).sum() / den) if den > 0 else 0.0
-
-
-def reduced_cost_greedy(
-    cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, lam: np.ndarray,
-    until: Optional[float] = None,
-) -> np.ndarray:
-    """A start from the Lagrangian multipliers: reduced costs ``c_ij + lam_i w_ij``; the
-    items in decreasing regret (second least reduced cost minus the least), each to the
-    agent of least reduced cost among those it still fits, else to the one with the most
-    room left (the search repairs it). O(n m) in all.
-
-    ``until`` (a :func:`time.perf_counter` instant): the loop looks at the clock every
-    ``_GREEDY_CHECK`` items and, once past it, sends every item left to its agent of least
-    reduced cost at once (capacities unheeded: the caller judges the result). The loop is
-    Python's: 0.06-0.18 s on Yagiura d801600 (1,600 items, 80 agents) at a load of 5-9,
-    run after a 0.05-0.2 s limit before it had one."""
-    m, n = cost.shape
-    red = cost + lam[:, None] * weight
-    if until is not None and time.perf_counter() >= until:  # (nothing in time: the least)
-        return np.argmin(red, axis=0).astype(np.int64) if n else np.empty(0, dtype=np.int64)
-    if m > 1:
-        two = np.partition(red, 1, axis=0)[:2]
-        regret = two[1] - two[0]
-    else:
-        regret = np.zeros(n)
-    order = np.argsort(-regret, kind="stable")
-    rem = cap.astype(np.int64).copy()
-    assign = np.empty(n, dtype=np.int64)
-    for k, j in enumerate(order.tolist()):
-        if until is not None and k % _GREEDY_CHECK == 0 and k and time.perf_counter() >= until:
-            rest = order[k:]
-            assign[rest] = np.argmin(red[:, rest], axis=0)
-            break
-        col = np.where(weight[:, j] <= rem, red[:, j], np.inf)
-        i = int(np.argmin(col))
-        if not np.isfinite(col[i]):
-            i = int(np.argmax(rem - weight[:, j]))
-        assign[j] = i
-        rem[i] -= weight[i, j]
-    return assign
-
-
-def _descent(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, x: np.ndarray,
-             until: Optional[float]) -> None:
-    """The shift descent (50 sweeps) on ``x`` in place, stopped at ``until`` (its moves so
-    far kept: each leaves a whole assignment) as well as at the batch's deadline."""
-    try:
-        _gapls.shift_descent(cost, weight, cap, x, 50, interrupt.kernel_deadline(until))
-    except TimeoutError:
-        if until is None or time.perf_counter() < until:
-            raise  # the batch's timeout, not the call's limit
-        # the call's limit passed (a batch deadline as well: its next check raises it)
-
-
-def _search_arrays(inst: GapInstance, sense: str, assign_all: bool):
-    """The minimisation's cost, weight and capacity, with a dummy agent (index m) that
-    takes anything at no cost when items may stay out."""
-    sign = 1.0 if sense == "min" else -1.0
-    cost, weight, cap, n = sign * inst.cost, inst.weight, inst.capacity, inst.n
-    if not assign_all:
-        cost = np.vstack([cost, np.zeros((1, n))])
-        weight = np.vstack([weight, np.zeros((1, n), dtype=np.int64)])
-        cap = np.concatenate([cap, [0]]).astype(np.int64)
-    return (np.ascontiguousarray(cost, dtype=np.float64),
-            np.ascontiguousarray(weight, dtype=np.int64),
-            np.ascontiguousarray(cap, dtype=np.int64))  # fmt: skip
-
-
-class _Search:
+class _Search(StartSteps, RestartSteps):
     """One run of the heuristic: its data, its clock and its incumbent, named.
 
     The state a round leaves for the next (besides the tabu state of the phase at hand):
@@ -526,85 +413,6 @@ class _Search:
             self.trajectory.append((self.now(), self.best_obj, self.bounds.best()))
 
     # the steps
-    def start(self, x_lp: Optional[np.ndarray]) -> np.ndarray:
-        """Every item to the agent with the largest LP share (the dummy agent when the LP
-        leaves more than half of it unassigned), or the multipliers' greedy and a descent."""
-        if x_lp is not None and self.n:
-            start = np.argmax(x_lp, axis=0).astype(np.int64)
-            if not self.assign_all:
-                start[x_lp.sum(axis=0) < 0.5] = self.inst.m
-            return start
-        start = reduced_cost_greedy(self.cost, self.weight, self.cap, self.bounds.best_lam,
-                                    self.deadline)  # fmt: skip
-        _descent(self.cost, self.weight, self.cap, start, self.deadline)
-        return start
-
-    def repair(self, share: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """At most ``_REPAIR_ITERATIONS`` tabu iterations on the capacity shares ``share``
-        from ``x``, in rounds that end at the first feasible assignment or the deadline;
-        the state's best (feasible or of least excess). Its draws are its own (from the
-        call's seed), so the search's are those of a call without it."""
-        rng = np.array([kernel_seed(self.seed) ^ 0xFEA5], dtype=np.uint64)
-        state = TabuState.fresh(x, self.m_all, rng)
-        knobs = TabuKnobs.default(self.n)
-        state.run(share, self.weight, self.cap, 0, knobs)
-        state.first_weight = (float(share.sum()) + 1.0) / (float(self.weight.sum()) + 1.0)
-        done = 0
-        while not state.feasible and done < _REPAIR_ITERATIONS and not self.out_of_time():
-            got = state.run(share, self.weight, self.cap, min(50, _REPAIR_ITERATIONS - done),
-                            knobs, self.deadline)  # fmt: skip
-            if not got:
-                break
-            done += got
-        self.repair_iterations += done
-        return state.best.copy()
-
-    def fallback(self, start: np.ndarray, repair: bool = False, late: bool = False) -> bool:
-        """When the start (no LP) leaves an agent overloaded: every item assigned, in
-        decreasing regret of its capacity share ``w_ij / b_i``, to the agent of least
-        share it still fits (else of most room), polished by the shift descent; kept as
-        the incumbent when it keeps every capacity (True: kept; the tabu search then starts
-        from it when the time left is short, ``_FROM_FALLBACK``), and the search replaces
-        it with anything better: the answer can only improve. On Yagiura c801600, whose
-        multipliers' greedy overloads all 80 agents, it gives a feasible 20029 (best
-        known 16285) at once, where a 1 s call under a load of 12 ended without an
-        assignment (bench/loadshare/ISSUE40.md). ``repair``: when the greedy overloads an
-        agent, :meth:`repair` first (the feasibility-first start, ``_FEASIBLE_FIRST``; the
-        descent's result is kept only when it still keeps every capacity). Under a limit the
-        greedy and the descent stop at the deadline (``late``: at ``self.late``, for the
-        fallbacks that run after it by design)."""
-        n, m = self.n, self.m_all
-        if not self.assign_all or not n or np.any(self.cap <= 0):
-            return False
-        until = self.late if late else self.deadline
-        if late and n * m <= _LATE_PAIRS:
-            until = None  # (small: a millisecond or two, the answer rather than none)
-        if until is not None and time.perf_counter() >= until:
-            return False
-        cols = np.arange(n)
-        load = np.bincount(start, weights=self.weight[start, cols], minlength=m)
-        if np.all(load <= self.cap):
-            return False
-        share = np.ascontiguousarray(self.weight / self.cap[:, None], dtype=np.float64)
-        x = reduced_cost_greedy(share, self.weight, self.cap, np.zeros(m), until)
-        if repair and m > 1:
-            load = np.bincount(x, weights=self.weight[x, cols], minlength=m)
-            if np.any(load > self.cap):
-                x = self.repair(share, x)
-                self.repaired = True
-        kept = x.copy()
-        _descent(self.cost, self.weight, self.cap, x, until)
-        load = np.bincount(x, weights=self.weight[x, cols], minlength=m)
-        if repair and np.any(load > self.cap):  # the descent judged: the repaired greedy
-            x = kept
-            load = np.bincount(x, weights=self.weight[x, cols], minlength=m)
-        if np.all(load <= self.cap):
-            obj = objective_of(self.inst, x, self.assign_all)
-            self.feasible, self.best_obj, self.incumbent = True, obj, x
-            self.trajectory.append((self.now(), obj, self.bounds.best()))
-            return True
-        return False
-
     def take(self, state: TabuState) -> None:
         """The kernel's best, judged on the true costs, into the incumbent."""
         if state.feasible:
@@ -616,23 +424,6 @@ class _Search:
                 self.trajectory.append((self.now(), obj, self.bounds.best()))
         elif not self.feasible:  # none feasible yet: the least excess
             self.incumbent = state.best.copy()
-
-    def judge(self, x: np.ndarray) -> None:
-        """``x`` into the incumbent when it keeps every capacity and is better (none
-        feasible yet: kept as the incumbent, the least-excess stand-in)."""
-        cols = np.arange(self.n)
-        load = np.bincount(x, weights=self.weight[x, cols], minlength=self.m_all)
-        if not np.all(load <= self.cap):
-            if not self.feasible:
-                self.incumbent = np.ascontiguousarray(x, dtype=np.int64)
-            return
-        obj = objective_of(self.inst, x, self.assign_all)
-        better = self.best_obj is not None and (
-            obj < self.best_obj if self.sense == "min" else obj > self.best_obj)  # fmt: skip
-        if not self.feasible or better:
-            self.feasible, self.best_obj = True, obj
-            self.incumbent = np.ascontiguousarray(x, dtype=np.int64).copy()
-            self.trajectory.append((self.now(), obj, self.bounds.best()))
 
     def offer(self) -> None:
         if self.on_round is not None:
@@ -743,84 +534,6 @@ class _Search:
             interrupt.check()  # a batch's timeout or cancellation, between two rounds
         return state
 
-    def elite_restart(self, state: TabuState, threshold: int) -> None:
-        """The state's best into the elite pool; when ``threshold`` iterations passed
-        without a new best, the state restarts from a member drawn uniformly."""
-        pool = self.elite
-        if state.feasible:
-            pool.offer(float(self.cost[state.best, np.arange(self.n)].sum()), state.best)
-        if state.since_best >= threshold:
-            if len(pool):
-                x = pool.members[int(self.elite_draw.integers(len(pool)))][1]
-            else:
-                x = state.best
-            state.restart_from(x, self.cost)
-
-    def kick_restart(self, state: TabuState, threshold: int) -> None:
-        """When ``threshold`` iterations passed without a new best (the restart rule), the
-        state restarts from its best with ``_KICK`` items moved (``_KICK``): each drawn
-        among the ``_KICK_POOL`` x ``_KICK`` items whose second-best agent by reduced cost
-        (the LP's when solved, else the capacity multipliers') is nearest to the one they
-        are on, to that agent."""
-        if state.since_best < threshold:
-            return
-        x = state.best.copy()
-        cols = np.arange(self.n)
-        red = self.rc if self.rc is not None else (
-            self.cost + self.bounds.best_lam[:, None] * self.weight)  # fmt: skip
-        red = np.where(np.isfinite(red), red, 1e300)
-        here = red[x, cols]
-        other = red.copy()
-        other[x, cols] = np.inf
-        to = np.argmin(other, axis=0)
-        delta = other[to, cols] - here
-        k = min(self.kick, self.n)
-        pool = np.argsort(delta, kind="stable")[: max(k, _KICK_POOL * k)]
-        chosen = self.kick_draw.choice(pool, size=k, replace=False)
-        x[chosen] = to[chosen]
-        self.kicks += 1
-        state.restart_from(x, self.cost)
-
-    def subgap(self, state: TabuState) -> None:
-        """The state's best, when feasible and not yet re-optimised, through
-        :func:`.subgap.intensify` (see ``_SUBGAP``; called once that best has stood for the
-        restart rule's iterations); an improvement becomes the state's best
-        and current assignment, and goes to the incumbent."""
-        if not state.feasible or (self.subgap_left is not None and self.subgap_left <= 0):
-            return
-        key = state.best.tobytes()
-        if key in self.subgap_seen:
-            return
-        self.subgap_seen.add(key)
-        t1 = time.perf_counter()
-        until = None
-        if self.deadline is not None:
-            until = min(self.deadline, t1 + min(self.subgap_left,
-                                                _SUBGAP_CALL * (self.deadline - self.t0)))
-        x, improved, tried = intensify(self.cost, self.weight, self.cap, state.best,
-                                       self.bounds.best_lam, self.subgap_k, until,
-                                       self.subgap_draw, max_states=_SUBGAP_STATES,
-                                       steps=_SUBGAP_STEPS)  # fmt: skip
-        if self.subgap_left is not None:
-            self.subgap_left -= time.perf_counter() - t1
-        self.subgap_sets += tried
-        if improved:
-            self.subgap_improved += improved
-            self.subgap_seen.add(x.tobytes())
-            state.best[:] = x
-            state.dstate[1] = float(self.cost[x, np.arange(self.n)].sum())
-            state.restart_from(x, self.cost)
-            self.take(state)
-
-    def learn(self, state: TabuState) -> None:
-        """The weights at a round's end into the learned restart weight (``_LEARN_WEIGHT``),
-        which becomes the state's restart weight."""
-        alpha = state.alpha
-        sample = float(np.log(np.clip(alpha, 1e-300, None)).mean()) if alpha.size else 0.0
-        r = self.learn_rate
-        self.log_w = sample if self.log_w is None else (1.0 - r) * self.log_w + r * sample
-        state.restart_weight = float(np.exp(self.log_w))
-
     def auto_cycles(self, rate: float) -> int:
         """The time-aware rule's K (0: no cycles): the cycles' share of the time left
         (from ``_CYCLE_FROM`` on, of what follows the core phase) at ``rate`` (tabu
@@ -841,45 +554,6 @@ class _Search:
         now = time.perf_counter()
         rate = (self.done - done_before) / max(now - t_before, 1e-6)
         return rate * max(0.0, self.deadline - now) >= _FRESH_MIN_ITERATIONS
-
-    def offer_pool(self, state: TabuState) -> None:
-        """The state's best, when feasible, to the elite pool (on the true costs)."""
-        if state.feasible:
-            self.pool.offer(self.sign * objective_of(self.inst, state.best, self.assign_all),
-                            state.best)  # fmt: skip
-
-    def relink_fits(self, seconds: float) -> bool:
-        """Whether ``seconds`` hold ``_PR_FEWEST`` path-relinking segments at the measured
-        speed."""
-        seg = max(_PR_MIN, _PR_PER_ITEM * self.n)
-        return self.rate is not None and self.rate * seconds >= _PR_FEWEST * seg
-
-    def relink(self, start: np.ndarray, until: float, knobs: TabuKnobs,
-               rng: np.ndarray) -> bool:  # fmt: skip
-        """Path relinking until ``until`` (see ``_PR_SHARE``): False (nothing run) when the
-        measured speed leaves fewer than ``_PR_FEWEST`` segments."""
-        seg = max(_PR_MIN, _PR_PER_ITEM * self.n)
-        if not self.relink_fits(until - time.perf_counter()):
-            return False
-        walk = np.random.default_rng(int(rng[0]))  # drawn from the call's seed
-        if self.feasible:
-            self.pool.offer(self.sign * self.best_obj, self.incumbent)
-        first = True
-        while not (self.proven or self.halted()) and time.perf_counter() < until:
-            pair = None if first else self.pool.pair(walk)
-            if pair is None and not first and len(self.pool):  # one: from the start to it
-                pair = (start, self.pool.members[0][1])
-            if pair is None:  # afresh: the start (the rounded LP), then its tabu search
-                point = start
-            else:
-                share = float(walk.uniform(*_PR_WALK))
-                point = path_point(self.cost, self.weight, self.cap, pair[0], pair[1],
-                                   self.a0, share)  # fmt: skip
-            first = False
-            state = self.phase(self.cost, point, until, self.done + seg, False, knobs, rng)
-            self.offer_pool(state)
-            self.relinks += 1
-        return True
 
     def run(self, iterations: Optional[int], x_lp: Optional[np.ndarray],
             rc: Optional[np.ndarray]) -> SearchOutcome:  # fmt: skip

@@ -68,9 +68,10 @@ def solve_gap(
         The default (``"portfolio"``) on a small instance (at most ``PORTFOLIO_PAIRS``, 2000,
         agent x item pairs) with a limit and ``with_bound`` (and OR-Tools installed) runs as
         the exact method, with CP-SAT started first, at the call's start and without a
-        hint, for limits of 0.2 s or more (``PORTFOLIO_COLD``; below, from the
-        heuristic's first feasible assignment), the heuristic beside it for the whole
-        limit, the better answer and the tighter bound kept, with ``params["portfolio"]``
+        hint, for limits of 0.5 s or more (``PORTFOLIO_COLD``; below, from the
+        heuristic's first feasible assignment on at most ``PORTFOLIO_EARLY_PAIRS``, 200,
+        pairs, and not at all on more: the heuristic alone), the heuristic beside it for
+        the whole limit, the better answer and the tighter bound kept, with ``params["portfolio"]``
         True, so that at a limit it is never worse than ``exact`` at that limit. Untimed,
         on the same small instances:
         the heuristic, then CP-SAT from its assignment (unless the heuristic proved it)
