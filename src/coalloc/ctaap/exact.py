@@ -318,9 +318,11 @@ def _block_keys(r, c, b, compat, bhat, var_index, nv, pace: list) -> np.ndarray:
 
 #: The constraint matrix (one NumPy call after another, not interruptible) predicted as
 #: this many times the conflict pairs' sorting seconds, measured in the same call, by
-#: formulation (measured 5-14x for the aggregated rows, whose keys go through np.unique,
-#: 0.9-2x for the pairwise ones, on 300-10,000 tasks): not begun when it would end past the
-#: deadline (issue 36: 1.6-2.4 s past a 2 s limit on 10,000 sparse tasks under load).
+#: formulation (measured 5-14x for the aggregated rows when their keys went through
+#: np.unique, 2.8-6x since they are counted (:func:`_unique_inverse`; kept at 16, not
+#: re-measured on enough sizes), 0.9-2x for the pairwise ones, on 300-10,000 tasks): not
+#: begun when it would end past the deadline (issue 36: 1.6-2.4 s past a 2 s limit on
+#: 10,000 sparse tasks under load).
 _MATRIX_PACE = {"aggregated": 16.0, "pairwise": 2.5}
 
 #: The last merge of the blocks' sorted keys (concatenation, a merge sort of sorted runs,
