@@ -33,8 +33,8 @@ def test_a_short_first_call_does_not_begin_the_import():
     assert "would not fit" in out["message"]
 
 
-def test_a_longer_first_call_waits_until_its_deadline():
-    out = first_call(SETUP, 'tb.solve(top, ptop, method="exact", time_limit=1.2)', CHECK, SLOW)
+def test_a_longer_first_call_waits_until_its_deadline():  # (3 s: 1 s to spare, under load)
+    out = first_call(SETUP, 'tb.solve(top, ptop, method="exact", time_limit=3.0)', CHECK, SLOW)
     assert out["preloaded"] == []
     assert out["status"] == "time_limit"
     assert out["begun"] and out["reached"] and out["blocked_at_return"]
