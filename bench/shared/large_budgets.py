@@ -14,7 +14,9 @@ would show as an overrun:
 * ``ctaap``: the sparse generator at n = 10,000 tasks x M = 20 clusters and the dense one at
   n = 2,000 (``bench/ctaap/bench_scale.py``'s largest points);
 * ``testbed``: ring(800) on DeterLab 2,000 PCs and ``test_big.top`` on ``utah2000.ptop``
-  (``bench/testbed/issue36.py``'s largest).
+  (``bench/testbed/issue36.py``'s largest);
+* ``loadshare``: the paper's grid of 30,000 nodes (about 563,000 jobs), coalitions of 45
+  nodes (``bench/loadshare/deadline.py``'s); GAP's largest are ``bench/loadshare/gap_phases``'s.
 
 With ``--trace``, CTAAP ``exact``'s phases are wrapped (``bench/shared/_phases.py``): the
 model's build and its conflict pairs, the flow bound, the constraint matrix, the MILP, the
@@ -108,7 +110,22 @@ def testbed_cases(seeds: List[int], fresh: bool) -> Iterator[Tuple[str, Callable
     yield "test_big@utah2000", (lambda: utah), False
 
 
-CASES = {"collective": collective_cases, "ctaap": ctaap_cases, "testbed": testbed_cases}
+def loadshare_cases(seeds: List[int], fresh: bool) -> Iterator[Tuple[str, Callable, bool]]:
+    """The paper's largest grid (``bench/loadshare/deadline.py``): 30,000 nodes, about
+    563,000 jobs (built once a seed, 3-15 s); the coalition methods with 45 nodes a
+    coalition, as ``bench/shared/budget.py`` runs them (:data:`PARAMS`)."""
+    from coalloc import loadshare as ls
+
+    for s in seeds:
+        pr = ls.generators.paper_setup(30000, seed=1 + s)
+        yield f"paper30000/seed{1 + s}", (lambda p=pr: p), False
+
+
+CASES = {"collective": collective_cases, "ctaap": ctaap_cases, "testbed": testbed_cases,
+         "loadshare": loadshare_cases}  # fmt: skip
+#: A family's methods' own parameters in these calls: (methods, params).
+PARAMS = {"loadshare": (("dmcf-gga", "fcfs-ff", "round-robin", "bfd", "portfolio"),
+                        {"coalition_size": 45})}  # (share()'s coalition methods)
 
 
 #: CTAAP ``exact``'s phases wrapped by ``--trace``: (module, owner's attribute or None,
@@ -148,10 +165,12 @@ def _phases(t0: float, T: float) -> dict:
 
 def _one(cls: Any, build: Callable, method: str, T: float, seed: int) -> dict:
     inst = cls.coerce(build())
+    methods, params = PARAMS.get(cls.kind, ((), {}))
+    params = params if method in methods else {}
     EVENTS.clear()
     t0, c0 = time.perf_counter(), time.process_time()
     try:
-        r = inst.solve(method, seed=seed, time_limit=T)
+        r = inst.solve(method, seed=seed, time_limit=T, **params)
         status, msg = r.status, str(getattr(r, "message", ""))[:100]
     except Exception as exc:  # noqa: BLE001 - recorded, not judged here
         status, msg = "raised", f"{type(exc).__name__}: {str(exc)[:100]}"

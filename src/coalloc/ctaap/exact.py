@@ -157,8 +157,7 @@ class _Model:
         u = np.concatenate([self.pair_u, self.pair_v])
         v = np.concatenate([self.pair_v, self.pair_u])
         key = u * self.m + self.cluster[v]
-        keys, ent_row, counts = np.unique(key, return_inverse=True, return_counts=True)
-        ent_row = ent_row.reshape(-1)
+        keys, ent_row, counts = _unique_inverse(key, self.nvar * self.m)
         row_u = keys // self.m
         row_l = keys % self.m
         row_M = np.minimum(counts, self.capacity[row_l])
@@ -208,6 +207,33 @@ class _Model:
             shape=(r0, nv),
         )
         return A, np.concatenate(ub)
+
+
+def _unique_inverse(key: np.ndarray, span: Optional[int] = None):
+    """``np.unique(key, return_inverse=True, return_counts=True)`` for non-negative keys
+    below ``span``: the same three arrays (the sorted distinct keys, each entry's index
+    among them, each key's count). When ``span`` is at most a few times the keys' number,
+    by counting (``np.bincount``, no sort: np.unique's argsort took 5-14x the conflict
+    pairs' sorting on the aggregated rows' keys); else by one argsort."""
+    key = np.asarray(key, dtype=np.int64).reshape(-1)
+    if key.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    if span is not None and span <= 4 * key.size + 1024:
+        counts = np.bincount(key, minlength=span)
+        seen = counts > 0
+        rank = np.cumsum(seen, dtype=np.int64) - 1
+        return np.flatnonzero(seen).astype(np.int64), rank[key], counts[seen]
+    order = np.argsort(key)
+    sk = key[order]
+    first = np.empty(sk.size, dtype=bool)
+    first[0] = True
+    np.not_equal(sk[1:], sk[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    inverse = np.empty(sk.size, dtype=np.int64)
+    inverse[order] = np.cumsum(first, dtype=np.int64) - 1
+    counts = np.diff(np.append(starts, sk.size))
+    return sk[starts], inverse, counts
 
 
 def _conflict_pairs(request: Request, offer: Offer, compat, var_index,
@@ -292,9 +318,11 @@ def _block_keys(r, c, b, compat, bhat, var_index, nv, pace: list) -> np.ndarray:
 
 #: The constraint matrix (one NumPy call after another, not interruptible) predicted as
 #: this many times the conflict pairs' sorting seconds, measured in the same call, by
-#: formulation (measured 5-14x for the aggregated rows, whose keys go through np.unique,
-#: 0.9-2x for the pairwise ones, on 300-10,000 tasks): not begun when it would end past the
-#: deadline (issue 36: 1.6-2.4 s past a 2 s limit on 10,000 sparse tasks under load).
+#: formulation (measured 5-14x for the aggregated rows when their keys went through
+#: np.unique, 2.8-6x since they are counted (:func:`_unique_inverse`; kept at 16, not
+#: re-measured on enough sizes), 0.9-2x for the pairwise ones, on 300-10,000 tasks): not
+#: begun when it would end past the deadline (issue 36: 1.6-2.4 s past a 2 s limit on
+#: 10,000 sparse tasks under load).
 _MATRIX_PACE = {"aggregated": 16.0, "pairwise": 2.5}
 
 #: The last merge of the blocks' sorted keys (concatenation, a merge sort of sorted runs,

@@ -11,6 +11,10 @@ from ..._shared import interrupt
 from ..._shared.constraints import checked
 from ..._shared.milp import import_solver_until
 from ..._shared.milp.supervise import free_in_background, start_freer
+
+# (here, not inside the call: there, its first compile and run took 10-40 ms of a 0.05 s
+# limit in a fresh process)
+from ..exact import CPSAT_IMPORT_SECONDS, exact_mapping
 from ..model import PhysicalTopology, VirtualTopology
 from ..problem import Problem
 from ..reasons import reason_text
@@ -103,15 +107,16 @@ _CPSAT = "ortools.sat.python.cp_model"
 
 def _exact_answer(pr, tl, threads, seed, params, t0, keep) -> MappingResult:
     """:func:`exact_method` from its problem on: the solve and what its answer proves."""
-    from ..exact import CPSAT_IMPORT_SECONDS, exact_mapping
-
     t1 = time.perf_counter()
     unloaded = tl is not None and _CPSAT not in sys.modules
-    if unloaded:  # a first import under a short limit is not waited for (it would overrun),
-        try:  # but it starts now, in the background, for the calls that follow
+    if unloaded and t0 + tl - t1 >= CPSAT_IMPORT_SECONDS:  # it fits: begun now, beside the
+        try:  # model's set-up (the solve below waits for it until the deadline)
             import_solver_until("cpsat", t1)
         except ImportError:  # no OR-Tools: the solve below says so
             pass
+    # with less time left it is not begun at all: OR-Tools' initialisation holds the
+    # interpreter lock in stretches, and a call returning beside it ended at 0.07-0.15 s
+    # at T = 0.05 s (fresh process, two busy loops); a longer call, or preload(), imports it
     where, out, trunks = exact_mapping(pr, time_limit=tl, threads=threads,  # the limit counts
                                        seed=seed if seed is not None else 0,  # from the call
                                        started=t0, keep=keep)  # fmt: skip
@@ -119,8 +124,8 @@ def _exact_answer(pr, tl, threads, seed, params, t0, keep) -> MappingResult:
     if (unloaded and where is None and out.solver_status == -1 and not out.rows
             and _CPSAT not in sys.modules):  # not started: the import was not done
         out.message = (f"CP-SAT: not started: its first import in this process (about "
-                       f"{CPSAT_IMPORT_SECONDS:g} s) would not fit in the time limit; it goes on "
-                       "in the background for the next call (or call "
+                       f"{CPSAT_IMPORT_SECONDS:g} s) would not fit in the time limit; a call "
+                       "with a longer limit imports it (or call "
                        "coalloc._shared.milp.preload('cpsat') first)")  # fmt: skip
     # one report for every outcome below (its params dict is read when the result is built,
     # after "unproven" is added)
