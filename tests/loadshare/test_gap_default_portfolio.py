@@ -242,3 +242,35 @@ def test_below_the_threshold_a_larger_instance_runs_the_heuristic_alone(
     else:
         assert started == [] and df.iterations["solver_started"] == 0
         assert "heuristic runs alone" in df.message
+
+
+@pytest.mark.parametrize("highs_pairs", [None, "pairs"])
+def test_the_portfolio_solver_on_small_instances(
+        heavy_10x80: GapInstance, monkeypatch, highs_pairs) -> None:  # fmt: skip
+    """``PORTFOLIO_HIGHS_PAIRS``: on instances of at most that many pairs the timed
+    default's solver is HiGHS from ``PORTFOLIO_COLD_FROM`` (its name in ``params["solver"]``
+    and the message), else CP-SAT; the answer is checked (no clock raced: a 4 s limit, from
+    ``PORTFOLIO_COLD_FROM`` the solver starts cold at the call's start)."""
+    from coalloc.loadshare.gap import exact
+
+    inst = heavy_10x80
+    pairs = int(np.count_nonzero(inst.weight <= inst.capacity[:, None]))
+    highs_pairs = pairs if highs_pairs else None
+    monkeypatch.setattr(exact, "PORTFOLIO_HIGHS_PAIRS", highs_pairs)
+    monkeypatch.setattr(exact, "PORTFOLIO_COLD_FROM", 0.5)
+    want = "highs" if highs_pairs else "cpsat"
+    assert exact.portfolio_solver(_call(heavy_10x80)) == want
+    assert exact.portfolio_solver(_call(heavy_10x80, 0.49)) == "cpsat"  # below the threshold
+    monkeypatch.setattr(exact, "PORTFOLIO_HIGHS_PAIRS", pairs - 1 if highs_pairs else None)
+    assert exact.portfolio_solver(_call(heavy_10x80)) == "cpsat"
+    monkeypatch.setattr(exact, "PORTFOLIO_HIGHS_PAIRS", highs_pairs)
+    res = solve_gap(heavy_10x80, time_limit=4.0, seed=0)
+    _checked(heavy_10x80, res)
+    assert res.params["solver"] == want and res.iterations["solver_started"] == 1
+    assert ("HiGHS beside it" in res.message) == (want == "highs")
+
+
+def _call(inst: GapInstance, limit: float = 1.0):
+    from coalloc.loadshare.gap.model import GapCall
+
+    return GapCall(inst, "min", True, limit, 0, {}, 0.0)

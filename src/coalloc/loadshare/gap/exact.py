@@ -75,6 +75,17 @@ PORTFOLIO_COLD_FROM = 0.5
 #: 5 x 15); on larger ones the heuristic runs alone (h52gap, above). None: every size, as
 #: before h52gap.
 PORTFOLIO_EARLY_PAIRS: Optional[int] = 200
+#: The timed default's portfolio runs HiGHS's MILP (from the same start) in place of
+#: CP-SAT on instances of at most this many fitting (agent, item) pairs, at limits of at
+#: least ``PORTFOLIO_COLD_FROM`` (:func:`portfolio_solver`); None: CP-SAT at every size,
+#: as before h52gap's follow-up. Measured (bench/loadshare/proofs.py; ISSUE40.md, h52gap
+#: follow-up): on OR-Library's gap1-12 (75-600 pairs) and the audit's small cases at 1 s
+#: the default proved 58-63 of 67 optima with HiGHS beside it against 55-56 with CP-SAT
+#: (three alternating runs), the heuristic's bound one unit short where it did not
+#: (gap1-0: 260 against 261); on the audit's heavy 10 x 80 at 0.5-1 s HiGHS proved 1851
+#: in 6 of 6 calls, CP-SAT in none; on Chu-Beasley a-d 05100 (500 pairs) the same
+#: answers within the race's spread.
+PORTFOLIO_HIGHS_PAIRS: Optional[int] = 800
 #: CP-SAT's workers in the timed default's portfolio (the untimed one runs one, for its
 #: deterministic work cap).
 PORTFOLIO_WORKERS = 1
@@ -126,11 +137,12 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     ``iterations["solver_started"]`` and ``params["portfolio"]``.
 
     With a time limit: the timed exact method's portfolio (the heuristic for the whole
-    limit, CP-SAT beside it: with ``PORTFOLIO_COLD`` and a limit of
-    ``PORTFOLIO_COLD_FROM`` or more from the call's start without a hint, else from the
-    heuristic's first feasible assignment, or from ``HINT_SHARE`` of the limit when
-    that comes first, started from the heuristic's best assignment; the better answer, the
-    tighter bound). Without one: the heuristic (its default iterations), then, unless it
+    limit, CP-SAT beside it, or HiGHS on at most ``PORTFOLIO_HIGHS_PAIRS`` pairs: with
+    ``PORTFOLIO_COLD`` and a limit of ``PORTFOLIO_COLD_FROM`` or more from the call's
+    start without a hint, else from the heuristic's first feasible assignment, or from
+    ``HINT_SHARE`` of the limit when that comes first, started from the heuristic's best
+    assignment; the better answer, the tighter bound). Without one: the heuristic (its
+    default iterations), then, unless it
     proved its answer, CP-SAT from its assignment with one worker, the call's seed and a
     work cap of ``UNTIMED_WORK`` deterministic seconds (``params["work_limit"]``), so that
     the answer and the bound depend on the instance and the parameters only.
@@ -150,8 +162,9 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     if call.limit is None:
         return _untimed_portfolio(call, iterations)
     params = {**call.params, "iterations": iterations}
-    inner = call.with_params(solver="cpsat", threads=PORTFOLIO_WORKERS)
-    timed = _Timed(inner, "cpsat", PORTFOLIO_WORKERS)
+    solver = portfolio_solver(call)
+    inner = call.with_params(solver=solver, threads=PORTFOLIO_WORKERS)
+    timed = _Timed(inner, solver, PORTFOLIO_WORKERS)
     when = portfolio_start(call.limit, timed.pairs)
     timed.early = True  # a small instance: CP-SAT from the first feasible assignment on
     timed.cold = when == "cold"  # or CP-SAT first, from nothing, the heuristic beside it
@@ -161,9 +174,22 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
         res.trajectory = _ends_at(timed.heur.trajectory, res, call.t0)
         res.iterations = {**timed.heur.iterations, **res.iterations}
     res.method = "portfolio"
-    res.params = {**params, "portfolio": True, "solver": "cpsat"}
-    res.message = "portfolio (heuristic, CP-SAT beside it): " + res.message
+    res.params = {**params, "portfolio": True, "solver": solver}
+    name = "CP-SAT" if solver == "cpsat" else "HiGHS"
+    res.message = f"portfolio (heuristic, {name} beside it): " + res.message
     return res
+
+
+def portfolio_solver(call: GapCall) -> str:
+    """The solver of the timed default's portfolio: ``"highs"`` on instances of at most
+    ``PORTFOLIO_HIGHS_PAIRS`` fitting (agent, item) pairs at limits of at least
+    ``PORTFOLIO_COLD_FROM`` (below it, hinted HiGHS on gap1-12 at 0.2 s proved 51-52 of
+    67 optima against CP-SAT's 53 and lost 2-3 objectives), else ``"cpsat"``."""
+    inst = call.instance
+    pairs = int(np.count_nonzero(inst.weight <= inst.capacity[:, None]))
+    small = PORTFOLIO_HIGHS_PAIRS is not None and pairs <= PORTFOLIO_HIGHS_PAIRS
+    long = call.limit is not None and call.limit >= PORTFOLIO_COLD_FROM
+    return "highs" if small and long else "cpsat"
 
 
 def portfolio_start(limit: float, pairs: int) -> str:
