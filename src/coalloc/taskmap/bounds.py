@@ -103,9 +103,9 @@ from .routing import route_table
 
 __all__ = ["STRENGTHS", "bound_tests", "lower_bound", "seconds_per_test", "timed_bound"]
 
-#: The strengths of :func:`lower_bound`: "basic" <= "stars" <= each of "cuts" and "joint"
-#: (the last two each add one argument to "stars").
-STRENGTHS = ("basic", "stars", "cuts", "joint")
+#: The strengths of :func:`lower_bound`: "basic" <= "stars" <= each of "cuts", "joint" and
+#: "spectral" (the last three each add one argument to "stars").
+STRENGTHS = ("basic", "stars", "cuts", "joint", "spectral")
 _SLACK = 1e-12  # relative slack of every test: a rounding error never fails a feasible L
 _ROUNDS = 8  # rounds of the "may sit" test at one L
 _WORK = 2e7  # cap on the entries a table builds (tasks x processors, rows x P x P, ...):
@@ -152,9 +152,11 @@ def lower_bound(
     ----------
     tasks : TaskGraph
     resources : ResourceGraph
-    strength : {"stars", "basic", "cuts", "joint"}, default "stars"
+    strength : {"stars", "basic", "cuts", "joint", "spectral"}, default "stars"
         ``"basic"``: the three closed forms alone; ``"cuts"``: the stars bound and the cut
-        bound; ``"joint"``: the stars bound and the joint job bound.
+        bound; ``"joint"``: the stars bound and the joint job bound; ``"spectral"``: the
+        stars bound and the spectral bound (:mod:`coalloc.taskmap.spectral`: one
+        eigensolve; it adds nothing on the 30 instances of ``bench/taskmap/vs_peers.py``).
     max_tests : int, optional
         A cap on the stars bound's full tests (each the rounds of the "may sit" test and
         the LP, from about 2 ms on small instances to 0.3 s on 1,000 tasks onto 150
@@ -246,6 +248,11 @@ def _bound(tasks: TaskGraph, resources: ResourceGraph, strength: str, cap: Optio
 
         stars = _bound(tasks, resources, "stars", cap)
         value = max(stars, joint_bound(tasks, resources, stars))
+    elif strength == "spectral":
+        from .spectral import spectral_bound  # scipy's eigensolver: opt-in
+
+        stars = _bound(tasks, resources, "stars", cap)
+        value = max(stars, spectral_bound(tasks, resources, stars))
     else:
         value = max(_bound(tasks, resources, "stars", cap), _cuts(tasks, resources, basic))
     if not cut[0]:
