@@ -363,6 +363,10 @@ def seconds_per_test(tasks: TaskGraph, resources: ResourceGraph) -> float:
 #: :func:`bound_tests`: the share of a call's limit the bound may take, and the predicted
 #: seconds of one full test (a fixed part, the LP's set-up, and a part per task-processor pair)
 BOUND_SHARE, TEST_SECONDS, CELL_SECONDS = 0.25, 2e-3, 2e-6
+#: The wall seconds a (task, processor) cell of the stars bound's tables or of one star test
+#: is predicted to take before one is measured (a timed call, :func:`_stars`): 4e-8 to 9e-8
+#: s of CPU idle on 4,096 tasks onto 256 processors (h52tmap)
+STAR_SECONDS = 5e-8
 #: Full tests a stars bound usually needs (the doubling, then a bisection to a relative
 #: 1e-3: 12-13 on the measured instances): ``taskmap.solve`` keeps back the predicted time
 #: of at most this many from the method's limit
@@ -377,27 +381,40 @@ def _stars(tasks: TaskGraph, resources: ResourceGraph, start: float,
     ``max_tests`` full tests; no step (the tables' build, a star test, a full test) started
     after ``until`` (then the largest value found to fail; ``cut[0]`` set True when the
     deadline ended it: the star tests alone cost 10-30 ms of CPU a step on 4,096 tasks
-    onto 256 processors, 0.1-0.3 s under a load of 6, and ran past a timed call's limit)."""
+    onto 256 processors, 0.1-0.3 s under a load of 6, and ran past a timed call's limit),
+    nor one predicted to end after it (``tasks x processors`` cells at the largest wall
+    seconds a cell the tables' build and the star tests took in this call,
+    :data:`STAR_SECONDS` before the first: a cold first call at ``T`` = 0.1 s ran one
+    star test to 0.16 s under a load of 8, h52tmap)."""
     if tasks.n == 0 or resources.n_processors < 2:
         return start
     if tasks.n * resources.n_processors > _WORK or resources.n_processors**2 > _WORK:
         return start  # its (tasks x processors) and (processors x processors) tables
     cut = [False] if cut is None else cut
+    cells = float(tasks.n * resources.n_processors)
+    rate = [STAR_SECONDS]  # wall seconds a cell of a step: the largest measured in this call
 
-    def past() -> bool:
-        if until is not None and time.perf_counter() >= until:
+    def past() -> bool:  # also when the next step is predicted to end past ``until``
+        if until is not None and time.perf_counter() + cells * rate[0] >= until:
             cut[0] = True
         return cut[0]
 
     if past():
         return start
+    t = time.perf_counter()
     st = _Stars(tasks, resources)
+    if until is not None:
+        rate[0] = max(rate[0], (time.perf_counter() - t) / cells)
     lo = float(start)
 
     def star(L: float) -> bool:  # the star test alone: what fails it fails them all
         if past():
             raise _Spent
-        return _feasible(st, L, rounds=0, lp=False)
+        t = time.perf_counter()
+        ok = _feasible(st, L, rounds=0, lp=False)
+        if until is not None:
+            rate[0] = max(rate[0], (time.perf_counter() - t) / cells)
+        return ok
 
     lo = _least(star, lo)
     if cut[0]:
