@@ -364,9 +364,10 @@ def seconds_per_test(tasks: TaskGraph, resources: ResourceGraph) -> float:
 #: seconds of one full test (a fixed part, the LP's set-up, and a part per task-processor pair)
 BOUND_SHARE, TEST_SECONDS, CELL_SECONDS = 0.25, 2e-3, 2e-6
 #: The wall seconds a (task, processor) cell of the stars bound's tables or of one star test
-#: is predicted to take before one is measured (a timed call, :func:`_stars`): 4e-8 to 9e-8
-#: s of CPU idle on 4,096 tasks onto 256 processors (h52tmap)
-STAR_SECONDS = 5e-8
+#: is predicted to take before one is measured (a timed call, :func:`_stars`): a star test
+#: on 4,096 tasks onto 256 processors took 9e-8 s of CPU a cell and 2-3e-7 s of wall under
+#: a load of 7 (h52tmap; 5e-8 let it start at T = 0.5 s and end at 0.28 s, past its share)
+STAR_SECONDS = 1.5e-7
 #: Full tests a stars bound usually needs (the doubling, then a bisection to a relative
 #: 1e-3: 12-13 on the measured instances): ``taskmap.solve`` keeps back the predicted time
 #: of at most this many from the method's limit
