@@ -63,12 +63,16 @@ def _layout(tasks: TaskGraph, resources: ResourceGraph):
     return jobs, sides, own, kids, root
 
 
+#: The HiGHS options of the packing MILP (those the LP helper it used before set)
+_HIGHS_AS_LP_HELPER = (("threads", 1), ("simplex_strategy", 1))
+
+
 def _packing(tasks, resources, layout, L: float, until: float) -> Optional[np.ndarray]:
     """A mapping from the MILP at level ``L``, or None when HiGHS finds no answer before
     ``until`` (``time.perf_counter()``; the model's construction counts)."""
     import scipy.sparse as sp
 
-    from .._shared.lp_highs import solve_lp
+    from .._shared import milp
 
     jobs, sides, own, kids, root = layout
     w = tasks.node_weight.astype(np.float64)
@@ -125,12 +129,21 @@ def _packing(tasks, resources, layout, L: float, until: float) -> Optional[np.nd
     up, down = (hi_ < np.inf) & ~eq, (lo_ > -np.inf) & ~eq
     a_ub = sp.vstack([a[up], -a[down]])
     b_ub = np.concatenate([hi_[up], -lo_[down]])
-    left = until - time.perf_counter()  # HiGHS's clock starts at its solve, not here
-    if left <= 0:
+    now = time.perf_counter()
+    if until - now <= 0:
         return None
-    out = solve_lp(np.zeros(nv), a_ub, b_ub, a[eq], lo_[eq], 0.0, 1.0, integral=True,
-                   options={"time_limit": left})  # fmt: skip
-    if out.x is None:
+    # the shared runner stops HiGHS at ``until`` (its thread let go, or its child killed):
+    # HiGHS's own time limit alone ran 0.3-0.8 s past it in presolve and the root under a
+    # load of 5 (table1 c=1 #3 at T = 5 s: 5.29-5.76 s); the rows as the LP helper gave them
+    problem = milp.MilpProblem(
+        c=np.zeros(nv), A=sp.vstack([a_ub, a[eq]], format="csr"),
+        row_lb=np.concatenate([np.full(b_ub.shape[0], -np.inf), lo_[eq]]),
+        row_ub=np.concatenate([b_ub, lo_[eq]]), integrality=np.ones(nv), lb=0.0, ub=1.0,
+    )  # fmt: skip
+    options = milp.MilpOptions(time_limit=until - now, started=now, scale=False,
+                               highs_options=_HIGHS_AS_LP_HELPER)  # fmt: skip
+    out = milp.run_milp("highs", milp.import_solver("highs"), problem, options=options)
+    if out.x is None:  # (a stopped solve's incumbent is a packing at ``L`` too)
         return None
     chosen = {(j, S): N for (j, S, N), q in idx.items() if out.x[q] > 0.5}
     mapping = np.full(tasks.n, -1, dtype=np.int64)
