@@ -41,6 +41,12 @@ time is the steadier of the two (the ratio columns give both).
     PYTHONPATH=src nice python -m bench.taskmap.vs_peers            # all 30 instances
     PYTHONPATH=src nice python -m bench.taskmap.vs_peers --quick    # 6 small instances
     PYTHONPATH=src nice python -m bench.taskmap.vs_peers --kinds stencil
+    PYTHONPATH=src:. nice python -m bench.taskmap.vs_peers --time-limit 1 --repeat 1
+
+``--time-limit T``: coalloc is the default ``solve(tasks, res, time_limit=T)`` (what ``coalloc
+taskmap map --time-limit T`` prints; one run, no open+improve), its printed gap and whether
+it ended within ``T + max(0.05, 0.05 T)`` are recorded; files ``vs_peers_T<T>.csv/png``.
+The tables add a row for the 19 hierarchical machines (SharedMap's family).
 
 Writes bench/out/vs_peers.csv and bench/out/vs_peers.png (ratio of the package's best to
 the best peer, per instance).
@@ -62,7 +68,7 @@ from bench.shared._plot import pyplot
 from bench.shared._progress import add_quiet, bar, say
 from coalloc._shared.jsonio import atomic_output
 from coalloc._shared.result import relative_gap
-from coalloc.taskmap import communication_cost, map_tasks, max_occupancy, verify_mapping
+from coalloc.taskmap import communication_cost, map_tasks, max_occupancy, solve, verify_mapping
 from coalloc.taskmap import generators as gen
 from coalloc.taskmap.bounds import lower_bound
 from coalloc.taskmap.multilevel import hierarchy_order, map_multilevel
@@ -578,7 +584,14 @@ def run_instance(kind, name, build, peers, args) -> dict:
         _, _, c2 = _timed(lambda t2=t2, r2=r2: lower_bound(t2, r2))
         bound_s = min(bound_s, c2)
     row["cpu_bound"] = bound_s
-    r, dt, cpu = _timed(lambda: map_multilevel(tasks, res, seed=0), repeat)
+    row["hierarchical"] = getattr(build, "hierarchy", None) is not None
+    T = getattr(args, "time_limit", None)
+    if T is None:
+        r, dt, cpu = _timed(lambda: map_multilevel(tasks, res, seed=0), repeat)
+    else:  # the default at the budget T, as a user calls it (one run: the clock decides)
+        r, dt, cpu = _timed(lambda: solve(tasks, res, time_limit=T))
+        row["printed_gap"] = float(r.gap)
+        row["late"] = dt > T + max(0.05, 0.05 * T)
     row["cpu_multilevel"] = cpu
     occ = _verified(tasks, res, r.mapping)
     if abs(occ - r.max_occupancy) > 1e-9 * max(1.0, occ):
@@ -586,7 +599,7 @@ def run_instance(kind, name, build, peers, args) -> dict:
     row["multilevel"], row["t_multilevel"] = occ, dt
     row["sum_multilevel"] = communication_cost(tasks, res, r.mapping)
     ours = [(occ, row["sum_multilevel"])]
-    if tasks.n <= args.paper_max:
+    if T is None and tasks.n <= args.paper_max:
         r2, dt2, _ = _timed(lambda: map_tasks(tasks, res, method="open+improve", seed=0))
         row["open+improve"], row["t_open+improve"] = _verified(tasks, res, r2.mapping), dt2
         ours.append((row["open+improve"], communication_cost(tasks, res, r2.mapping)))
@@ -693,6 +706,14 @@ def _gaps(rs, key) -> str:
     )
 
 
+def _groups(rows) -> list:
+    """(name, rows) per kind, the hierarchical machines (stencils and geometric graphs on
+    clusters: SharedMap's family), and all."""
+    hier = [r for r in rows if r.get("hierarchical")]
+    return ([(k, [r for r in rows if r["kind"] == k]) for k in KINDS]
+            + [("hierarchical", hier), ("all", rows)])  # fmt: skip
+
+
 def summary(rows) -> list:
     """Per kind: the bottleneck against the best peer, the sum objective against the best
     peer's, the certified gap and the times (wall; CPU ratios of the same run)."""
@@ -707,7 +728,7 @@ def summary(rows) -> list:
         "| cut bound CPU s median (max) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    groups = [(k, [r for r in rows if r["kind"] == k]) for k in KINDS] + [("all", rows)]
+    groups = _groups(rows)
     for kind, rs in groups:
         if not rs:
             continue
@@ -749,7 +770,7 @@ def sum_summary(rows) -> list:
         "| dominated instances |",
         "|---|---:|---:|---:|---:|",
     ]
-    groups = [(k, [r for r in rows if r["kind"] == k]) for k in KINDS] + [("all", rows)]
+    groups = _groups(rows)
     for kind, rs in groups:
         if not rs:
             continue
@@ -841,6 +862,13 @@ def main(argv=None) -> None:
         action="store_true",
         help="also the gap against lower_bound(strength='cuts') and its CPU (seconds a graph)",
     )
+    ap.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="coalloc = the default solve(tasks, res, time_limit=T) (one run, no "
+        "open+improve) instead of the untimed multilevel",
+    )
     ap.add_argument("--out", default=OUT)
     add_quiet(ap)
     args = ap.parse_args(argv)
@@ -859,7 +887,8 @@ def main(argv=None) -> None:
     keys = []
     for r in rows:
         keys += [k for k in r if k not in keys]
-    with atomic_output(os.path.join(args.out, "vs_peers.csv"), newline="") as fh:
+    tag = "" if args.time_limit is None else f"_T{args.time_limit:g}"
+    with atomic_output(os.path.join(args.out, f"vs_peers{tag}.csv"), newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=keys)
         w.writeheader()
         w.writerows(rows)
@@ -886,7 +915,13 @@ def main(argv=None) -> None:
             f"{r['sum_ratio']:.2f} | {100 * r['gap']:.1f} % | "
             f"{r['t_multilevel']:.3f} | {r.get('t_scotch', float('nan')):.3f} |"
         )
-    p = picture(rows, os.path.join(args.out, "vs_peers.png"))
+    if args.time_limit is not None:
+        late = sum(r["late"] for r in rows)
+        gaps = [r["printed_gap"] for r in rows]
+        print(f"\nT = {args.time_limit:g} s: printed gap <= 10 % on "
+              f"{sum(g <= 0.10 + 1e-12 for g in gaps)}/{len(rows)}; calls past "
+              f"T + max(0.05, 0.05 T): {late}")
+    p = picture(rows, os.path.join(args.out, f"vs_peers{tag}.png"))
     if p:
         print(f"\npicture: {p}")
 

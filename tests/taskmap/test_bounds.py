@@ -128,7 +128,7 @@ def test_bound_validates_its_arguments():
         lower_bound(tasks, res, strength="strong")
     with pytest.raises(TypeError, match="TaskGraph"):
         lower_bound(res, tasks)
-    assert STRENGTHS == ("basic", "stars", "cuts", "joint")
+    assert STRENGTHS == ("basic", "stars", "cuts", "joint", "spectral")
 
 
 @settings(max_examples=20, **_SETTINGS)

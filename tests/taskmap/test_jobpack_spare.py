@@ -340,3 +340,31 @@ def test_pack_jobs_names_a_bad_first_level(bad):
     start = tm.solve(tasks, res)
     with pytest.raises(ValueError, match="first"):
         jp.pack_jobs(tasks, res, start.mapping, first=bad)
+
+
+def test_the_packing_milp_is_stopped_at_its_deadline_by_the_shared_runner(monkeypatch):
+    """HiGHS's own time limit is soft (presolve, the root: 0.3-0.8 s past it under a load
+    of 5, the spare step of table1 c=1 #3 at T = 5 s ended at 5.29-5.76 s): the packing MILP
+    goes through the shared runner, whose deadline is ``until`` counted from before the
+    solver's arrays are converted (the runner lets HiGHS go or kills its child there). A
+    stopped solve's incumbent is a packing at that level too: it is used."""
+    from coalloc._shared import milp
+
+    tasks, res = _pipeline(11)
+    layout = jp._layout(tasks, res)
+    real, seen = milp.run_milp, []
+
+    def spy(solver, pkg, problem, *, options, **kw):
+        seen.append((time.perf_counter(), options))
+        out = real(solver, pkg, problem, options=options, **kw)
+        if out.x is not None:  # as if the deadline had stopped it after its first incumbent
+            out.status = "time_limit"
+        return out
+
+    monkeypatch.setattr(milp, "run_milp", spy)
+    until = time.perf_counter() + 600.0
+    m = jp._packing(tasks, res, layout, 10.0 * float(tm.solve(tasks, res).max_occupancy), until)
+    assert len(seen) == 1
+    at, options = seen[0]
+    assert options.started <= at and options.started + options.time_limit == pytest.approx(until)
+    assert m is not None and tm.verify_mapping(tasks, res, m).valid

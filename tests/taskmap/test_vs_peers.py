@@ -93,6 +93,29 @@ def test_run_instance_recomputes_every_objective():
     assert vs_peers.per_peer([row], [_OneProcessor(), _RoundRobin()])[2].startswith("| one | 1 |")
 
 
+def test_run_instance_at_a_time_limit_runs_the_default_once(monkeypatch):
+    """``--time-limit T``: coalloc is ``solve(tasks, res, time_limit=T)`` (a stand-in here,
+    recording its limit), no open+improve; its printed gap and lateness are kept, and the
+    hierarchical machines get their own row in the tables."""
+    kind, name, build = vs_peers.instances(["stencil"], quick=True)[0]
+    seen = []
+    solve = tm.solve
+
+    def recorded(tasks, res, **kw):
+        seen.append(kw)
+        return solve(tasks, res, **kw)
+
+    monkeypatch.setattr(vs_peers, "solve", recorded)
+    args = argparse.Namespace(paper_max=100, subsets=4, time_limit=0.5)
+    row = vs_peers.run_instance(kind, name, build, [_RoundRobin()], args)
+    assert seen == [{"time_limit": 0.5}] and "open+improve" not in row
+    assert row["coalloc"] == row["multilevel"] >= row["lower_bound"]  # the one answer
+    assert 0.0 <= row["printed_gap"] <= 1.0 and row["late"] in (True, False)
+    assert row["hierarchical"] is True
+    groups = [line.split(" (")[0] for line in vs_peers.summary([row])[2:]]
+    assert groups == ["| stencil", "| hierarchical", "| all"]
+
+
 def test_hierarchy_tags_and_peer_applicability():
     for kind, _, build in vs_peers.instances(vs_peers.KINDS, quick=True):
         tag = getattr(build, "hierarchy", None)

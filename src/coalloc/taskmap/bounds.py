@@ -103,9 +103,9 @@ from .routing import route_table
 
 __all__ = ["STRENGTHS", "bound_tests", "lower_bound", "seconds_per_test", "timed_bound"]
 
-#: The strengths of :func:`lower_bound`: "basic" <= "stars" <= each of "cuts" and "joint"
-#: (the last two each add one argument to "stars").
-STRENGTHS = ("basic", "stars", "cuts", "joint")
+#: The strengths of :func:`lower_bound`: "basic" <= "stars" <= each of "cuts", "joint" and
+#: "spectral" (the last three each add one argument to "stars").
+STRENGTHS = ("basic", "stars", "cuts", "joint", "spectral")
 _SLACK = 1e-12  # relative slack of every test: a rounding error never fails a feasible L
 _ROUNDS = 8  # rounds of the "may sit" test at one L
 _WORK = 2e7  # cap on the entries a table builds (tasks x processors, rows x P x P, ...):
@@ -152,9 +152,11 @@ def lower_bound(
     ----------
     tasks : TaskGraph
     resources : ResourceGraph
-    strength : {"stars", "basic", "cuts", "joint"}, default "stars"
+    strength : {"stars", "basic", "cuts", "joint", "spectral"}, default "stars"
         ``"basic"``: the three closed forms alone; ``"cuts"``: the stars bound and the cut
-        bound; ``"joint"``: the stars bound and the joint job bound.
+        bound; ``"joint"``: the stars bound and the joint job bound; ``"spectral"``: the
+        stars bound and the spectral bound (:mod:`coalloc.taskmap.spectral`: one
+        eigensolve; it adds nothing on the 30 instances of ``bench/taskmap/vs_peers.py``).
     max_tests : int, optional
         A cap on the stars bound's full tests (each the rounds of the "may sit" test and
         the LP, from about 2 ms on small instances to 0.3 s on 1,000 tasks onto 150
@@ -246,6 +248,11 @@ def _bound(tasks: TaskGraph, resources: ResourceGraph, strength: str, cap: Optio
 
         stars = _bound(tasks, resources, "stars", cap)
         value = max(stars, joint_bound(tasks, resources, stars))
+    elif strength == "spectral":
+        from .spectral import spectral_bound  # scipy's eigensolver: opt-in
+
+        stars = _bound(tasks, resources, "stars", cap)
+        value = max(stars, spectral_bound(tasks, resources, stars))
     else:
         value = max(_bound(tasks, resources, "stars", cap), _cuts(tasks, resources, basic))
     if not cut[0]:
@@ -356,6 +363,11 @@ def seconds_per_test(tasks: TaskGraph, resources: ResourceGraph) -> float:
 #: :func:`bound_tests`: the share of a call's limit the bound may take, and the predicted
 #: seconds of one full test (a fixed part, the LP's set-up, and a part per task-processor pair)
 BOUND_SHARE, TEST_SECONDS, CELL_SECONDS = 0.25, 2e-3, 2e-6
+#: The wall seconds a (task, processor) cell of the stars bound's tables or of one star test
+#: is predicted to take before one is measured (a timed call, :func:`_stars`): a star test
+#: on 4,096 tasks onto 256 processors took 9e-8 s of CPU a cell and 2-3e-7 s of wall under
+#: a load of 7 (h52tmap; 5e-8 let it start at T = 0.5 s and end at 0.28 s, past its share)
+STAR_SECONDS = 1.5e-7
 #: Full tests a stars bound usually needs (the doubling, then a bisection to a relative
 #: 1e-3: 12-13 on the measured instances): ``taskmap.solve`` keeps back the predicted time
 #: of at most this many from the method's limit
@@ -370,27 +382,40 @@ def _stars(tasks: TaskGraph, resources: ResourceGraph, start: float,
     ``max_tests`` full tests; no step (the tables' build, a star test, a full test) started
     after ``until`` (then the largest value found to fail; ``cut[0]`` set True when the
     deadline ended it: the star tests alone cost 10-30 ms of CPU a step on 4,096 tasks
-    onto 256 processors, 0.1-0.3 s under a load of 6, and ran past a timed call's limit)."""
+    onto 256 processors, 0.1-0.3 s under a load of 6, and ran past a timed call's limit),
+    nor one predicted to end after it (``tasks x processors`` cells at the largest wall
+    seconds a cell the tables' build and the star tests took in this call,
+    :data:`STAR_SECONDS` before the first: a cold first call at ``T`` = 0.1 s ran one
+    star test to 0.16 s under a load of 8, h52tmap)."""
     if tasks.n == 0 or resources.n_processors < 2:
         return start
     if tasks.n * resources.n_processors > _WORK or resources.n_processors**2 > _WORK:
         return start  # its (tasks x processors) and (processors x processors) tables
     cut = [False] if cut is None else cut
+    cells = float(tasks.n * resources.n_processors)
+    rate = [STAR_SECONDS]  # wall seconds a cell of a step: the largest measured in this call
 
-    def past() -> bool:
-        if until is not None and time.perf_counter() >= until:
+    def past() -> bool:  # also when the next step is predicted to end past ``until``
+        if until is not None and time.perf_counter() + cells * rate[0] >= until:
             cut[0] = True
         return cut[0]
 
     if past():
         return start
+    t = time.perf_counter()
     st = _Stars(tasks, resources)
+    if until is not None:
+        rate[0] = max(rate[0], (time.perf_counter() - t) / cells)
     lo = float(start)
 
     def star(L: float) -> bool:  # the star test alone: what fails it fails them all
         if past():
             raise _Spent
-        return _feasible(st, L, rounds=0, lp=False)
+        t = time.perf_counter()
+        ok = _feasible(st, L, rounds=0, lp=False)
+        if until is not None:
+            rate[0] = max(rate[0], (time.perf_counter() - t) / cells)
+        return ok
 
     lo = _least(star, lo)
     if cut[0]:

@@ -63,12 +63,51 @@ def _layout(tasks: TaskGraph, resources: ResourceGraph):
     return jobs, sides, own, kids, root
 
 
+#: The HiGHS options of the packing MILP in the shared runner (those of the LP helper)
+_HIGHS_AS_LP_HELPER = (("threads", 1), ("simplex_strategy", 1))
+#: With at least this many seconds for it, the packing MILP goes through the shared runner,
+#: which stops HiGHS at the deadline (its model, 57,000 nonzeros and variables on table1
+#: c=1, is solved in a child process, killed there): HiGHS's own time limit ran 0.3-0.8 s
+#: past a share of 3.1-3.6 s in presolve and the root (table1 c=1 #3 at T = 5 s ended at
+#: 5.15-5.76 s under a load of 5). With less, the child's start (0.25-0.6 s) would take
+#: the share (table1 c=1 #0 at T = 1.5 and 2 s found nothing that way, where HiGHS in this
+#: thread finds 0.2897), and HiGHS's limit in this thread ran 0.03-0.07 s past it at T = 2 s
+#: (kept back by the caller: ``HIGHS_STOP_MARGIN``).
+PACK_RUNNER_MIN = 2.5
+
+
+def _solve_packing(a_ub, b_ub, a_eq, b_eq, until: float) -> Optional[np.ndarray]:
+    """A solution of the packing MILP (0-1 variables, no objective) found before ``until``,
+    or None: through the shared runner when :data:`PACK_RUNNER_MIN` seconds or more are
+    left, else HiGHS in this thread with its own time limit. A solve stopped with an
+    incumbent gives it (a packing too)."""
+    import scipy.sparse as sp
+
+    from .._shared import milp
+    from .._shared.lp_highs import solve_lp
+
+    nv = a_ub.shape[1]
+    left = until - time.perf_counter()  # HiGHS's clock starts at its solve, not here
+    if left <= 0:
+        return None
+    if left < PACK_RUNNER_MIN:
+        return solve_lp(np.zeros(nv), a_ub, b_ub, a_eq, b_eq, 0.0, 1.0, integral=True,
+                        options={"time_limit": left}).x  # fmt: skip
+    problem = milp.MilpProblem(
+        c=np.zeros(nv), A=sp.vstack([a_ub, a_eq], format="csr"),
+        row_lb=np.concatenate([np.full(b_ub.shape[0], -np.inf), b_eq]),
+        row_ub=np.concatenate([b_ub, b_eq]), integrality=np.ones(nv), lb=0.0, ub=1.0,
+    )  # fmt: skip
+    t = time.perf_counter()  # (converting the arrays counts: the runner's ``started``)
+    options = milp.MilpOptions(time_limit=until - t, started=t, scale=False,
+                               highs_options=_HIGHS_AS_LP_HELPER)  # fmt: skip
+    return milp.run_milp("highs", milp.import_solver("highs"), problem, options=options).x
+
+
 def _packing(tasks, resources, layout, L: float, until: float) -> Optional[np.ndarray]:
     """A mapping from the MILP at level ``L``, or None when HiGHS finds no answer before
     ``until`` (``time.perf_counter()``; the model's construction counts)."""
     import scipy.sparse as sp
-
-    from .._shared.lp_highs import solve_lp
 
     jobs, sides, own, kids, root = layout
     w = tasks.node_weight.astype(np.float64)
@@ -125,14 +164,10 @@ def _packing(tasks, resources, layout, L: float, until: float) -> Optional[np.nd
     up, down = (hi_ < np.inf) & ~eq, (lo_ > -np.inf) & ~eq
     a_ub = sp.vstack([a[up], -a[down]])
     b_ub = np.concatenate([hi_[up], -lo_[down]])
-    left = until - time.perf_counter()  # HiGHS's clock starts at its solve, not here
-    if left <= 0:
+    x = _solve_packing(a_ub, b_ub, a[eq], lo_[eq], until)
+    if x is None:
         return None
-    out = solve_lp(np.zeros(nv), a_ub, b_ub, a[eq], lo_[eq], 0.0, 1.0, integral=True,
-                   options={"time_limit": left})  # fmt: skip
-    if out.x is None:
-        return None
-    chosen = {(j, S): N for (j, S, N), q in idx.items() if out.x[q] > 0.5}
+    chosen = {(j, S): N for (j, S, N), q in idx.items() if x[q] > 0.5}
     mapping = np.full(tasks.n, -1, dtype=np.int64)
     procs = np.asarray(resources.processors)
     for j, (m, _) in enumerate(jobs):

@@ -463,3 +463,33 @@ def _sum_ejections(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndar
             state.move(t, a)
             state.move(v, b)
     return applied
+
+
+def sum_step_until(tasks, resources, mapping: np.ndarray, cap: float, until: float):
+    """The sum step (:func:`sum_refine`, ``max(200, 4 x tasks)`` tries) on ``mapping``, a
+    stopped run's answer (processor ids) of maximum occupancy ``cap``, until ``until`` (a
+    :func:`time.perf_counter` instant; the step checks it between its passes, and the
+    passes made are kept, each leaving consistent loads): the new mapping and its
+    ``max_occupancy`` result (from scratch), or None when it lowers no volume x distance or
+    lifts the maximum. Used by the default's ``portfolio.SUM_RESERVE`` (issue 40
+    follow-up, h52tmap)."""
+    from .hierarchy import topology
+    from .levels import TaskLevel
+    from .occupancy import max_occupancy
+
+    topo, fine = topology(resources), TaskLevel.of(tasks)
+    position = np.empty(resources.n_nodes, dtype=np.int64)
+    position[topo.order_nodes] = np.arange(topo.P)
+    state = RefineState(topo, fine, position[np.asarray(mapping, dtype=np.int64)])
+    rows = np.repeat(np.arange(fine.n), np.diff(fine.ip))
+    before = float(np.dot(fine.iw, topo.cost[state.m[rows], state.m[fine.ix]]))
+    try:
+        with interrupt.until(until):
+            sum_refine(state, max(200, 4 * fine.n))
+    except interrupt.DeadlinePassed:  # state.m: after the passes made (checked below)
+        pass
+    if not float(np.dot(fine.iw, topo.cost[state.m[rows], state.m[fine.ix]])) < before * (1 - 1e-9):
+        return None
+    out = topo.order_nodes[state.m]
+    after = max_occupancy(tasks, resources, out)
+    return (out, after) if after[0] <= cap * (1 + 1e-12) else None
