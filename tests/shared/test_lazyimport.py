@@ -122,3 +122,32 @@ def test_a_hidden_bar_imports_nothing(monkeypatch):
         bar.refresh()
     assert bar.n == 2 and bar.total == 5
     bar.close()
+
+
+def _import_in_child(name: str) -> None:
+    import importlib
+    import os
+
+    os._exit(0 if importlib.import_module(name).VALUE == 42 else 3)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "register_at_fork"), reason="POSIX fork")
+def test_a_fork_waits_for_a_running_import(slow_module):
+    # A child forked while the module is half imported would inherit its import lock held by
+    # a thread it does not have, and its own import would wait for ever (a batch's forked
+    # workers after a timed call left an import running): the fork waits for the import.
+    import multiprocessing
+
+    name, gate = slow_module
+    lazyimport.start(name, lambda: __import__(name))
+    assert gate["started"].wait(HOLD)  # the import is under way, held at the gate
+    releaser = threading.Timer(0.5, gate["release"].set)  # only the parent releases it
+    releaser.start()
+    child = multiprocessing.get_context("fork").Process(target=_import_in_child, args=(name,))
+    child.start()  # (waits in the before-fork hook until the import ends)
+    child.join(20.0)
+    if child.is_alive():  # the child's import hung on the inherited lock
+        child.kill()
+        child.join()
+    releaser.join()
+    assert child.exitcode == 0

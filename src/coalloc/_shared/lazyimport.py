@@ -18,13 +18,18 @@ family's import of a heavy module inside a timed path goes through :func:`load_b
 
 An import that raises is raised to the caller that waits for it (and tried again by the
 next call). The threads are joined at the interpreter's exit for at most
-:data:`EXIT_WAIT` seconds, so that none is stopped inside a module's initialisation.
+:data:`EXIT_WAIT` seconds, so that none is stopped inside a module's initialisation, and
+before a ``fork`` for at most :data:`FORK_WAIT` seconds: a child forked while a module is
+half imported inherits that module's import lock held by a thread the child does not have,
+and its own import of the module would wait for ever (a batch's forked workers after a
+timed call that left an import running).
 """
 
 from __future__ import annotations
 
 import atexit
 import importlib
+import os
 import sys
 import threading
 import time
@@ -53,6 +58,9 @@ IMPORT_SECONDS: Dict[str, float] = {
 
 #: Seconds the interpreter's exit waits, all imports together, for those still running.
 EXIT_WAIT = 5.0
+
+#: Seconds a ``fork`` waits, all imports together, for those still running (then it forks).
+FORK_WAIT = 30.0
 
 #: key -> (thread, box): the box gets "value" or "error" when the thread ends.
 _LOADS: Dict[str, Tuple[threading.Thread, dict]] = {}
@@ -88,12 +96,26 @@ def pending(key: str) -> bool:
     return entry is not None and entry[0].is_alive()
 
 
-def _join_at_exit() -> None:
-    give_up = time.monotonic() + EXIT_WAIT
+def _join_all(wait: float) -> None:
+    """Join the background loads still running, for at most ``wait`` seconds in all."""
+    give_up = time.monotonic() + wait
     with _LOCK:
-        threads = [t for t, _ in _LOADS.values()]
+        threads = [t for t, _ in _LOADS.values() if t.is_alive()]
     for t in threads:
-        t.join(max(0.0, give_up - time.monotonic()))
+        if t is not threading.current_thread():
+            t.join(max(0.0, give_up - time.monotonic()))
+
+
+def _join_at_exit() -> None:
+    _join_all(EXIT_WAIT)
+
+
+def _join_before_fork() -> None:
+    _join_all(FORK_WAIT)
+
+
+if hasattr(os, "register_at_fork"):  # (POSIX) the module docstring says why
+    os.register_at_fork(before=_join_before_fork)
 
 
 def _start(key: str, loader: Callable[[], Any]) -> Tuple[threading.Thread, dict]:
