@@ -30,6 +30,20 @@ def heavy(m: int, n: int, seed: int, slack: float = 1.2) -> GapInstance:
     return GapInstance(cost.astype(float), weight, capacity, name=f"heavy{m}x{n}")
 
 
+def _spy_starts(monkeypatch, exact) -> list:
+    """Record each start of the portfolio's solver (True: with the search's hint) and
+    start it as before."""
+    started = []
+    real_start = exact._Timed.start
+
+    def start(self, assignment):
+        started.append(assignment is not None)
+        return real_start(self, assignment)
+
+    monkeypatch.setattr(exact._Timed, "start", start)
+    return started
+
+
 @pytest.fixture(scope="module")
 def heavy_10x80() -> GapInstance:
     inst = heavy(10, 80, 5)
@@ -177,14 +191,7 @@ def test_short_limit_leaves_the_heuristic_alone(heavy_10x80: GapInstance, monkey
     assert limit < exact.PORTFOLIO_COLD_FROM
     # the precondition of the rule: the model's estimate exceeds the share of the limit
     assert exact._SOLVER_SECONDS_PER_PAIR * pairs > exact._SOLVER_FIT * limit
-    started = []
-    real_start = exact._Timed.start
-
-    def start(self, assignment):
-        started.append(assignment is not None)
-        return real_start(self, assignment)
-
-    monkeypatch.setattr(exact._Timed, "start", start)
+    started = _spy_starts(monkeypatch, exact)
     for seed in range(3):
         df = solve_gap(inst, time_limit=limit, seed=seed)
         assert df.params.get("portfolio") is True
@@ -225,14 +232,7 @@ def test_below_the_threshold_a_larger_instance_runs_the_heuristic_alone(
 
     monkeypatch.setattr(exact, "PORTFOLIO_COLD_FROM", 10.0)
     monkeypatch.setattr(exact, "PORTFOLIO_EARLY_PAIRS", early_pairs)
-    started = []
-    real_start = exact._Timed.start
-
-    def start(self, assignment):
-        started.append(assignment is not None)
-        return real_start(self, assignment)
-
-    monkeypatch.setattr(exact._Timed, "start", start)
+    started = _spy_starts(monkeypatch, exact)
     df = solve_gap(heavy_10x80, time_limit=1.0, seed=0)
     assert df.params.get("portfolio") is True
     if df.assignment is not None:

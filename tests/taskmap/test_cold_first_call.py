@@ -14,23 +14,13 @@ from coalloc._shared import interrupt
 from coalloc.taskmap import bounds, hierarchy
 from coalloc.taskmap import generators as gen
 
+from ._spies import counted as _counted
+
 
 def _grid():
     tasks = gen.stencil_task_graph((24, 24), seed=1)
     res = gen.hierarchical_cluster(n_racks=2, nodes_per_rack=4, cores_per_node=8, seed=1)
     return tasks, res
-
-
-def _counted(monkeypatch, owner, name: str) -> list:
-    calls = []
-    fn = getattr(owner, name)
-
-    def counted(*args, **kwargs):
-        calls.append(name)
-        return fn(*args, **kwargs)
-
-    monkeypatch.setattr(owner, name, counted)
-    return calls
 
 
 def test_no_star_step_starts_that_is_predicted_to_end_past_the_deadline(monkeypatch):

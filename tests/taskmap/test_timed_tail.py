@@ -20,17 +20,7 @@ from coalloc.taskmap.hierarchy import topology
 from coalloc.taskmap.levels import TaskLevel
 from coalloc.taskmap.result import stopped_result
 
-
-def _counted(monkeypatch, owner, name: str) -> list:
-    calls = []
-    fn = getattr(owner, name)
-
-    def counted(*args, **kwargs):
-        calls.append(name)
-        return fn(*args, **kwargs)
-
-    monkeypatch.setattr(owner, name, counted)
-    return calls
+from ._spies import counted as _counted
 
 
 def _pipeline():
