@@ -79,9 +79,13 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
         with interrupt.until(None if tl is None else t0 + tl):
             pr = _problem(top, ptop, available, trunk_used)
     except interrupt.DeadlinePassed:
-        return stopped_result(top, ptop, method="exact", time_limit=tl,
-                              method_params={"seed": seed, "solver": solver, "threads": threads},
-                              elapsed=time.perf_counter() - t0)  # fmt: skip
+        stopped = stopped_result(top, ptop, method="exact", time_limit=tl,
+                                 method_params={"seed": seed, "solver": solver,
+                                                "threads": threads},
+                                 elapsed=time.perf_counter() - t0)  # fmt: skip
+        if _CPSAT not in sys.modules:
+            _begin_cpsat_import()  # for the next calls, as below
+        return stopped
     missing = [pr.vnames[v] for v in range(pr.nv) if not pr.cand[v]]
     params = {"solver": solver, "time_limit": tl, "threads": threads}
     breach = policy_breach(pr.top, pr.ptop)
@@ -97,9 +101,25 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
         start_freer()  # its thread's first turn falls here, not after the deadline
     keep: list = []  # the CP-SAT model and its variables: freed once the call has returned
     try:
-        return _exact_answer(pr, tl, threads, seed, params, t0, keep)
+        result = _exact_answer(pr, tl, threads, seed, params, t0, keep)
     finally:
         free_in_background(keep)
+    if tl is not None and _CPSAT not in sys.modules:
+        _begin_cpsat_import()  # the last thing before the return (see there)
+    return result
+
+
+def _begin_cpsat_import() -> None:
+    """Begin CP-SAT's first import in the background, waiting for nothing: a short call
+    that could not wait for it begins it as it returns, with its answer built, so that the
+    process's next calls find CP-SAT loaded (without it, every later short call ended
+    ``time_limit`` without a mapping: the held-back audit's Emulab test_big onto Utah 2000
+    at 0.05 and 0.5 s); begun earlier, OR-Tools' initialisation held the interpreter lock
+    while the call returned (0.07-0.19 s at T = 0.05 s in a fresh process, two busy loops)."""
+    try:
+        import_solver_until("cpsat", time.perf_counter())  # the deadline now: not waited for
+    except ImportError:  # no OR-Tools: the calls say so
+        pass
 
 
 _CPSAT = "ortools.sat.python.cp_model"
@@ -114,9 +134,9 @@ def _exact_answer(pr, tl, threads, seed, params, t0, keep) -> MappingResult:
             import_solver_until("cpsat", t1)
         except ImportError:  # no OR-Tools: the solve below says so
             pass
-    # with less time left it is not begun at all: OR-Tools' initialisation holds the
-    # interpreter lock in stretches, and a call returning beside it ended at 0.07-0.15 s
-    # at T = 0.05 s (fresh process, two busy loops); a longer call, or preload(), imports it
+    # with less time left it is begun only as the call returns (exact_method's last step):
+    # OR-Tools' initialisation holds the interpreter lock in stretches, and a call running
+    # beside it ended at 0.07-0.15 s at T = 0.05 s (fresh process, two busy loops)
     where, out, trunks = exact_mapping(pr, time_limit=tl, threads=threads,  # the limit counts
                                        seed=seed if seed is not None else 0,  # from the call
                                        started=t0, keep=keep)  # fmt: skip
@@ -124,8 +144,8 @@ def _exact_answer(pr, tl, threads, seed, params, t0, keep) -> MappingResult:
     if (unloaded and where is None and out.solver_status == -1 and not out.rows
             and _CPSAT not in sys.modules):  # not started: the import was not done
         out.message = (f"CP-SAT: not started: its first import in this process (about "
-                       f"{CPSAT_IMPORT_SECONDS:g} s) would not fit in the time limit; a call "
-                       "with a longer limit imports it (or call "
+                       f"{CPSAT_IMPORT_SECONDS:g} s) would not fit in the time limit; it begins "
+                       "in the background as this call returns, for the next calls (or call "
                        "coalloc._shared.milp.preload('cpsat') first)")  # fmt: skip
     # one report for every outcome below (its params dict is read when the result is built,
     # after "unproven" is added)
