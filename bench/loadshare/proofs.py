@@ -17,6 +17,7 @@ import os
 import sys
 import time
 
+from bench.shared._progress import add_quiet, bar
 from coalloc.loadshare import read_gap, solve_gap, verify_gap
 from coalloc.loadshare.gap import exact as gx
 
@@ -47,12 +48,13 @@ def main(argv=None) -> None:
     p.add_argument("--highs-pairs", type=int, default=600)
     p.add_argument("--no-audit", action="store_true")
     p.add_argument("--data", default=os.environ.get("COALLOC_GAPDATA", "/work/peers/gapdata"))
+    add_quiet(p)
     a = p.parse_args(argv)
     insts = [(k, i) for k, i in instances(a.data, not a.no_audit) if not a.only or k in a.only]
     print("load", open("/proc/loadavg").read().split()[:3], flush=True)
     for t in a.limits:
         rows = {}
-        for idx, (key, inst) in enumerate(insts):
+        for idx, (key, inst) in enumerate(bar(insts, desc=f"T = {t:g} s", unit="inst")):
             ms = a.methods[idx % len(a.methods):] + a.methods[: idx % len(a.methods)]
             for m in ms:
                 t0 = time.perf_counter()
