@@ -70,12 +70,12 @@ class Recorder:
         self.kinds: dict = {}  # kind -> [moves, new bests]
         self.restarts = 0
 
-    def _single(self, state, cost, weight, capacity, iterations, knobs) -> int:
+    def _single(self, state, cost, weight, capacity, iterations, knobs, until=None) -> int:
         got = 0
         for _ in range(iterations):
             before, best0, feas0 = state.assign.copy(), state.best_cost, state.feasible
             since0 = state.since_best
-            one = self._orig(state, cost, weight, capacity, 1, knobs)
+            one = self._orig(state, cost, weight, capacity, 1, knobs, until)
             if not one:
                 break
             got += 1
@@ -91,13 +91,13 @@ class Recorder:
     def __enter__(self) -> Recorder:
         rec, orig = self, self._orig
 
-        def run(state, cost, weight, capacity, iterations, knobs):
+        def run(state, cost, weight, capacity, iterations, knobs, until=None):
             since0 = state.since_best if state.started else 0
             best0, feas0 = state.best_cost, state.feasible
             if rec.moves and iterations > 0:
-                got = rec._single(state, cost, weight, capacity, iterations, knobs)
+                got = rec._single(state, cost, weight, capacity, iterations, knobs, until)
             else:
-                got = orig(state, cost, weight, capacity, iterations, knobs)
+                got = orig(state, cost, weight, capacity, iterations, knobs, until)
             if iterations == 0:  # a new search (phase) is set up
                 if not hasattr(state, "_profile_phase"):
                     state._profile_phase = rec.phases

@@ -24,8 +24,12 @@ from coalloc.loadshare.gap import exact as gx
 KW = {"default": {}, "exact": {"method": "exact"},
       "cpsat": {"method": "exact", "solver": "cpsat", "hint": False},
       "highs": {"method": "exact", "solver": "highs", "hint": False},
-      "dhighs": {}}  # fmt: skip
-#: ``dhighs``: the default with ``gap.exact.PORTFOLIO_HIGHS_PAIRS`` = ``--highs-pairs``
+      "dhighs": {}, "handoff": {}}  # fmt: skip
+#: ``dhighs``: the default with ``gap.exact.PORTFOLIO_HIGHS_PAIRS`` = ``--highs-pairs``;
+#: ``handoff``: the default with ``gap.exact.PORTFOLIO_HANDOFF_PAIRS`` = ``--handoff-pairs``
+#: (``--handoff-gap``: ``PORTFOLIO_HANDOFF_GAP``, negative: None; ``--handoff-at``:
+#: ``PORTFOLIO_HANDOFF_AT``)
+DEFAULTS = ("default", "dhighs", "handoff")
 
 
 def instances(data: str, audit: bool) -> list:
@@ -46,6 +50,9 @@ def main(argv=None) -> None:
     p.add_argument("--methods", nargs="+", default=list(KW), choices=list(KW))
     p.add_argument("--only", nargs="*")
     p.add_argument("--highs-pairs", type=int, default=600)
+    p.add_argument("--handoff-pairs", type=int, default=800)
+    p.add_argument("--handoff-gap", type=float, default=1.0)
+    p.add_argument("--handoff-at", type=float, default=gx.PORTFOLIO_HANDOFF_AT)
     p.add_argument("--no-audit", action="store_true")
     p.add_argument("--data", default=os.environ.get("COALLOC_GAPDATA", "/work/peers/gapdata"))
     add_quiet(p)
@@ -58,13 +65,19 @@ def main(argv=None) -> None:
             ms = a.methods[idx % len(a.methods):] + a.methods[: idx % len(a.methods)]
             for m in ms:
                 t0 = time.perf_counter()
-                old = gx.PORTFOLIO_HIGHS_PAIRS
+                old = (gx.PORTFOLIO_HIGHS_PAIRS, gx.PORTFOLIO_HANDOFF_PAIRS,
+                       gx.PORTFOLIO_HANDOFF_GAP, gx.PORTFOLIO_HANDOFF_AT)  # fmt: skip
                 if m == "dhighs":
                     gx.PORTFOLIO_HIGHS_PAIRS = a.highs_pairs
+                if m == "handoff":
+                    gx.PORTFOLIO_HANDOFF_PAIRS = a.handoff_pairs
+                    gx.PORTFOLIO_HANDOFF_GAP = a.handoff_gap if a.handoff_gap >= 0 else None
+                    gx.PORTFOLIO_HANDOFF_AT = a.handoff_at
                 try:
                     r = solve_gap(inst, time_limit=t, seed=0, **KW[m])
                 finally:
-                    gx.PORTFOLIO_HIGHS_PAIRS = old
+                    (gx.PORTFOLIO_HIGHS_PAIRS, gx.PORTFOLIO_HANDOFF_PAIRS,
+                     gx.PORTFOLIO_HANDOFF_GAP, gx.PORTFOLIO_HANDOFF_AT) = old  # fmt: skip
                 wall = time.perf_counter() - t0
                 if r.assignment is not None:
                     assert verify_gap(inst, r.assignment, assign_all=r.assign_all).feasible
@@ -80,11 +93,21 @@ def main(argv=None) -> None:
                 worse += rows[k, m][1] != best
             print(f"  {m:8s} proofs {proofs:3d} / {len(insts)}, not the best objective "
                   f"{worse}, past T {over}")
+        if "default" in a.methods and "handoff" in a.methods:  # the two, instance by instance
+            sign = {k: 1 if rows[k, "default"][4] == "min" else -1 for k, _ in insts}
+            d = [sign[k] * ((rows[k, "handoff"][1] or 1e300) - (rows[k, "default"][1] or 1e300))
+                 for k, _ in insts]  # fmt: skip
+            print(f"  handoff against default: objective worse {sum(x > 0 for x in d)}, better "
+                  f"{sum(x < 0 for x in d)}, equal {sum(x == 0 for x in d)}")
+            for k, _ in insts:
+                if rows[k, "default"][:2] != rows[k, "handoff"][:2]:
+                    print("    differ:", k, {x: (rows[k, x][0][:4], rows[k, x][1], rows[k, x][2],
+                                              round(rows[k, x][3], 3)) for x in a.methods})
         for k, _ in insts:
             late = any(rows[k, x][3] > t + max(0.05, 0.05 * t) for x in a.methods)
-            dno = any(rows[k, x][0] != "optimal" for x in a.methods if x.startswith("d"))
+            dno = any(rows[k, x][0] != "optimal" for x in a.methods if x in DEFAULTS)
             if late or dno and any(
-                    rows[k, x][0] == "optimal" for x in a.methods if not x.startswith("d")):
+                    rows[k, x][0] == "optimal" for x in a.methods if x not in DEFAULTS):
                 print("   ", k, {x: (rows[k, x][0][:4], rows[k, x][1], rows[k, x][2],
                                      round(rows[k, x][3], 3)) for x in a.methods})
         sys.stdout.flush()

@@ -20,7 +20,7 @@ from ..._shared.result import relative_gap, settle
 from ..result import GapResult
 from ..verify import verify_gap
 from .heuristic import solve_heuristic
-from .model import GapCall, objective
+from .model import GapCall, objective, objective_of
 from .solver import Outcome, SolverThread, solver_outcome
 
 __all__ = ["solve_exact", "solve_portfolio", "portfolio_start", "HINT_SHARE",
@@ -86,6 +86,23 @@ PORTFOLIO_EARLY_PAIRS: Optional[int] = 200
 #: in 6 of 6 calls, CP-SAT in none; on Chu-Beasley a-d 05100 (500 pairs) the same
 #: answers within the race's spread.
 PORTFOLIO_HIGHS_PAIRS: Optional[int] = 800
+#: The hand-off (issue 40 item 4, h53gap): below ``PORTFOLIO_COLD_FROM``, on instances of
+#: at most this many fitting (agent, item) pairs, the timed default runs the search alone
+#: until it holds a feasible assignment and ``PORTFOLIO_HANDOFF_AT`` of the limit has
+#: passed, stops it there and hands the rest of the time (the CPU, not a share of it) to
+#: HiGHS's MILP started from the search's best; the better answer and the tighter bound
+#: of the two, as with a solver beside the search. Bare HiGHS proves OR-Library's gap1-0,
+#: gap2-1 and the audit's heavy 10 x 80 in 0.07-0.14 s where the default, its search
+#: alone at 0.2 s, does not (the search's Lagrangian bound one unit short;
+#: bench/loadshare/ISSUE40.md, h52gap follow-up and h53gap). None: off.
+PORTFOLIO_HANDOFF_PAIRS: Optional[int] = None
+PORTFOLIO_HANDOFF_AT = 0.0
+#: ... once the search's answer is within this of its bound (integral costs only; None:
+#: whatever the gap): the proof is what is missing, not the answer.
+PORTFOLIO_HANDOFF_GAP: Optional[float] = 1.0
+#: ... and HiGHS starts from the search's best (True) or without a start (False): on
+#: gap2-1 HiGHS from the optimum ran its root to a 0.5 s limit, 0.18-0.24 s without one.
+PORTFOLIO_HANDOFF_HINT = False
 #: CP-SAT's workers in the timed default's portfolio (the untimed one runs one, for its
 #: deterministic work cap).
 PORTFOLIO_WORKERS = 1
@@ -169,6 +186,8 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     timed.early = True  # a small instance: CP-SAT from the first feasible assignment on
     timed.cold = when == "cold"  # or CP-SAT first, from nothing, the heuristic beside it
     timed.off = when == "off"  # or the heuristic alone (a short limit, a larger instance)
+    if when == "handoff":  # or the search alone to a feasible assignment, then the solver
+        timed.early, timed.handoff_at = False, call.t0 + PORTFOLIO_HANDOFF_AT * call.limit
     res = timed.run(iterations, True)
     if timed.heur is not None:  # the heuristic's trajectory and counts, as the method gives
         res.trajectory = _ends_at(timed.heur.trajectory, res, call.t0)
@@ -176,7 +195,8 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     res.method = "portfolio"
     res.params = {**params, "portfolio": True, "solver": solver}
     name = "CP-SAT" if solver == "cpsat" else "HiGHS"
-    res.message = f"portfolio (heuristic, {name} beside it): " + res.message
+    how = "after it" if when == "handoff" else "beside it"
+    res.message = f"portfolio (heuristic, {name} {how}): " + res.message
     return res
 
 
@@ -189,6 +209,8 @@ def portfolio_solver(call: GapCall) -> str:
     pairs = int(np.count_nonzero(inst.weight <= inst.capacity[:, None]))
     small = PORTFOLIO_HIGHS_PAIRS is not None and pairs <= PORTFOLIO_HIGHS_PAIRS
     long = call.limit is not None and call.limit >= PORTFOLIO_COLD_FROM
+    if call.limit is not None and portfolio_start(call.limit, pairs) == "handoff":
+        return "highs"
     return "highs" if small and long else "cpsat"
 
 
@@ -209,11 +231,15 @@ def portfolio_start(limit: float, pairs: int) -> str:
         ``PORTFOLIO_COLD_FROM``); ``"hinted"``: from the heuristic's first feasible
         assignment (or a quarter of the limit); ``"off"``: not at all, the heuristic
         alone (below ``PORTFOLIO_COLD_FROM`` on more than ``PORTFOLIO_EARLY_PAIRS``
-        pairs). Either start still needs its model to fit the time
-        (``_SOLVER_FIT``).
+        pairs); ``"handoff"``: the search alone, stopped at its first feasible
+        assignment from ``PORTFOLIO_HANDOFF_AT`` of the limit, then the solver from
+        its best (below ``PORTFOLIO_COLD_FROM`` on at most ``PORTFOLIO_HANDOFF_PAIRS``
+        pairs). Every start still needs its model to fit the time (``_SOLVER_FIT``).
     """
     if limit >= PORTFOLIO_COLD_FROM:
         return "cold" if PORTFOLIO_COLD else "hinted"
+    if PORTFOLIO_HANDOFF_PAIRS is not None and pairs <= PORTFOLIO_HANDOFF_PAIRS:
+        return "handoff"
     if PORTFOLIO_EARLY_PAIRS is None or pairs <= PORTFOLIO_EARLY_PAIRS:
         return "hinted"
     return "off"
@@ -314,6 +340,12 @@ class _Timed:
         #: the default's portfolio below ``PORTFOLIO_COLD_FROM`` on a larger instance
         #: (:func:`portfolio_start`): the solver is not started at all
         self.off = False
+        #: the default's hand-off (``PORTFOLIO_HANDOFF_PAIRS``; None: none): from this
+        #: clock value, the search's first feasible report stops it (``stop``) and the
+        #: solver runs alone from its best
+        self.handoff_at: Optional[float] = None
+        self.stop = threading.Event()
+        self.bound: Optional[float] = None  # the search's best bound (its ``on_bound``)
 
     def start(self, assignment: Optional[np.ndarray]) -> None:
         """The solver's thread, from ``assignment`` (copied) when given."""
@@ -331,13 +363,32 @@ class _Timed:
 
     def on_round(self, assignment: np.ndarray, feasible: bool) -> None:
         """The heuristic's report (its start, then after each round): time to start the
-        solver?"""
+        solver (or, with the hand-off, to stop the search)?"""
+        if self.handoff_at is not None:
+            if feasible and time.perf_counter() >= self.handoff_at and self._near(assignment):
+                self.stop.set()  # the search ends; run() starts the solver from its best
+            return
         due = time.perf_counter() >= self.start_at or (self.early and feasible)
         if self.worker is None and not self.skipped and due:
             if self.fits_in_time():
                 self.start(assignment if feasible else None)
             else:
                 self.skipped = True
+
+    def on_bound(self, bound: Optional[float]) -> None:
+        """The search's best bound, reported before each ``on_round``."""
+        self.bound = bound
+
+    def _near(self, assignment: np.ndarray) -> bool:
+        """Whether ``assignment`` (feasible) is within ``PORTFOLIO_HANDOFF_GAP`` of the
+        search's bound (the hand-off's rule; always when that is None)."""
+        if PORTFOLIO_HANDOFF_GAP is None:
+            return True
+        call = self.call
+        if self.bound is None or not call.instance.integral_cost:
+            return False
+        gap = objective_of(call.instance, assignment, call.assign_all) - self.bound
+        return (gap if call.sense == "min" else -gap) <= PORTFOLIO_HANDOFF_GAP + 1e-9
 
     def wait(self, heur: Optional[GapResult]) -> Optional[Outcome]:
         """The solver's outcome when it ended by the limit (a little grace), else None."""
@@ -371,14 +422,18 @@ class _Timed:
                 self.start(None)
         try:
             if hint:
-                heur = settle(solve_heuristic(call, iterations, True, self.on_round, self.halt))
+                halt = self.halt if self.handoff_at is None else self.stop
+                heur = settle(solve_heuristic(call, iterations, True, self.on_round, halt,
+                                              self.on_bound))
                 self.heur = heur
                 t_hint = time.perf_counter() - call.t0
                 proven = heur.status in ("optimal", "infeasible") and not self.halt.is_set()
                 if (self.worker is None and not self.skipped and not proven
                         and self.fits_in_time()):  # fmt: skip
-                    # the heuristic ended by itself (its iterations) before the solver's start
-                    self.start(heur.assignment)
+                    # the heuristic ended by itself (its iterations, or the hand-off) before
+                    # the solver's start
+                    handoff = self.handoff_at is not None and not PORTFOLIO_HANDOFF_HINT
+                    self.start(None if handoff else heur.assignment)
             out = self.wait(heur)
         finally:
             if self.worker is not None and self.worker.is_alive():  # cancelled, or left behind

@@ -46,7 +46,9 @@ _TIGHT_FROM, _TIGHT_LP_SECONDS = 0.8, (0.002, 8e-6)
 
 def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
                     on_round: Optional[Callable[[np.ndarray, bool], None]] = None,
-                    halt: Optional[threading.Event] = None) -> GapResult:  # fmt: skip
+                    halt: Optional[threading.Event] = None,
+                    on_bound: Optional[Callable[[Optional[float]], None]] = None,
+                    ) -> GapResult:  # fmt: skip
     """The heuristic method of :func:`coalloc.loadshare.solve_gap`.
 
     Parameters
@@ -57,7 +59,7 @@ def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
         The most tabu iterations (see :func:`.search.run_search`).
     with_bound : bool
         Report the bound.
-    on_round, halt : optional
+    on_round, halt, on_bound : optional
         What :func:`.search.run_search` takes, for the exact method that runs a solver
         beside the search.
 
@@ -86,7 +88,7 @@ def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
     if proof:
         return _proved_infeasible(call, iterations, proof, t_lp, time.perf_counter() - t0)
     lp = LpStart(x_lp, lp_bound if with_bound else None, rc)
-    heur = run_search(call, iterations, lp, on_round, halt)
+    heur = run_search(call, iterations, lp, on_round, halt, on_bound)
     t = time.perf_counter() - t0
     params = {**call.params, "iterations": iterations}
     bounds = [v for v in (lp_bound, heur.lagrangian) if v is not None]

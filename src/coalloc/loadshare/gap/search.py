@@ -334,7 +334,8 @@ class _Search(StartSteps, RestartSteps):
 
     def __init__(self, call: GapCall, lp_bound: Optional[float],
                  on_round: Optional[Callable[[np.ndarray, bool], None]],
-                 halt: Optional[threading.Event]) -> None:  # fmt: skip
+                 halt: Optional[threading.Event],
+                 on_bound: Optional[Callable[[Optional[float]], None]] = None) -> None:  # fmt: skip
         inst, sense, assign_all = call.instance, call.sense, call.assign_all
         self.t0 = call.t0
         self.inst, self.sense, self.assign_all, self.seed = inst, sense, assign_all, call.seed
@@ -344,7 +345,7 @@ class _Search(StartSteps, RestartSteps):
         # where the fallbacks after the limit stop (see _LATE_SHARE)
         self.late = (None if self.deadline is None else
                      self.deadline + _LATE_SHARE * max(0.05, 0.05 * float(call.limit)))
-        self.on_round, self.halt = on_round, halt
+        self.on_round, self.halt, self.on_bound = on_round, halt, on_bound
         self.cost, self.weight, self.cap = _search_arrays(inst, sense, assign_all)
         self.m_all, self.n = self.cost.shape[0], inst.n
         self.trajectory: List[Row] = []
@@ -426,6 +427,8 @@ class _Search(StartSteps, RestartSteps):
             self.incumbent = state.best.copy()
 
     def offer(self) -> None:
+        if self.on_bound is not None:  # the best bound first (the hand-off reads both)
+            self.on_bound(self.bounds.best())
         if self.on_round is not None:
             self.on_round(self.incumbent, self.feasible)
 
@@ -725,7 +728,9 @@ class _Search(StartSteps, RestartSteps):
 
 def run_search(call: GapCall, iterations: Optional[int], lp: Optional[LpStart] = None,
                on_round: Optional[Callable[[np.ndarray, bool], None]] = None,
-               halt: Optional[threading.Event] = None) -> SearchOutcome:  # fmt: skip
+               halt: Optional[threading.Event] = None,
+               on_bound: Optional[Callable[[Optional[float]], None]] = None,
+               ) -> SearchOutcome:  # fmt: skip
     """The anytime heuristic (see the module's docstring).
 
     Parameters
@@ -746,11 +751,14 @@ def run_search(call: GapCall, iterations: Optional[int], lp: Optional[LpStart] =
         copy it) at the start and after every round.
     halt : threading.Event, optional
         Set: the search ends between rounds.
+    on_bound : callable, optional
+        ``on_bound(bound)`` with the best bound so far (None: none yet; in the call's
+        sense) just before each ``on_round``.
 
     Returns
     -------
     SearchOutcome
     """
     lp = LpStart() if lp is None else lp
-    search = _Search(call, lp.bound, on_round, halt)
+    search = _Search(call, lp.bound, on_round, halt, on_bound)
     return search.run(iterations, lp.x, lp.reduced_costs)
