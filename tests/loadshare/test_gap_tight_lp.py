@@ -75,7 +75,7 @@ def _stand_ins(monkeypatch, lp_calls: list) -> None:
         lp_calls.append(until)
         return None, None, None
 
-    def search(call, iterations, lp_start=None, on_round=None, halt=None):
+    def search(call, iterations, lp_start=None, on_round=None, halt=None, on_bound=None):
         n = call.instance.n
         return SearchOutcome(assign=np.zeros(n, dtype=np.int64), feasible=False,
                              iterations=0, lagrangian=None, subgradient_iterations=0,
