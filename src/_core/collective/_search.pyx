@@ -2278,38 +2278,52 @@ cdef extern from *:
     #include <math.h>
     #include <stdint.h>
     /* bound_screen's pass over one node (issue 40, h53coll), in C for plain loops over the
-       starts (restrict pointers, no bounds checks): from the window maxima wm (m rows of S)
-       and the capacities pj (m), the amounts av, the minimum tests (meet, ok, elig), the
-       largest |amount| A and, for the eligible amounts at or above the lowest threshold,
-       the counts C and sums Sm at or above each of the K thresholds ts (property-major,
-       then threshold, then start). */
+       starts (restrict pointers, no bounds checks): from the window maxima wm (m rows of S;
+       only the properties with need[i]) and the capacities pj (m): for the properties
+       whose minimum is not met at every start (alw[i] = 0), the minimum tests (meet, ok,
+       elig); for those that can reach the lowest threshold (rch[i]), the counts C and sums
+       Sm of the eligible amounts at or above each of the K thresholds ts (property-major,
+       then threshold, then start); av is scratch. A node whose every property meets its
+       minimum at every start is eligible everywhere: *eligc += 1. */
     static void coalloc_bound_node(Py_ssize_t S, Py_ssize_t m, Py_ssize_t K,
                                    const double* __restrict wm, const double* __restrict pj,
                                    const double* __restrict elo, const double* __restrict ts,
+                                   const char* __restrict alw, const char* __restrict rch,
                                    double* __restrict av, int64_t* __restrict ok,
-                                   int64_t* __restrict meet, double* __restrict A,
-                                   int64_t* __restrict elig, int64_t* __restrict C,
+                                   int64_t* __restrict meet, int64_t* __restrict elig,
+                                   int64_t* __restrict eligc, int64_t* __restrict C,
                                    double* __restrict Sm) {
         Py_ssize_t s, i, k;
+        int every = 1, any = 0;
+        for (i = 0; i < m; ++i) {
+            every &= alw[i];
+            any |= rch[i];
+        }
+        if (every) *eligc += 1;
+        if (every && !any) return;
         for (s = 0; s < S; ++s) ok[s] = 1;
         for (i = 0; i < m; ++i) {
             const double y = pj[i], e = elo[i];
             const double* __restrict w = wm + i * S;
             double* __restrict ai = av + i * S;
             int64_t* __restrict mt = meet + i * S;
-            double* __restrict Ai = A + i * S;
+            if (alw[i]) {
+                if (rch[i])
+                    for (s = 0; s < S; ++s) ai[s] = y - w[s];
+                continue;
+            }
             for (s = 0; s < S; ++s) {
                 const double a = y - w[s];
                 const int64_t q = a >= e;
-                const double f = fabs(a);
                 ai[s] = a;
                 mt[s] += q;
                 ok[s] &= q;
-                Ai[s] = Ai[s] > f ? Ai[s] : f;
             }
         }
-        for (s = 0; s < S; ++s) elig[s] += ok[s];
+        if (!every)
+            for (s = 0; s < S; ++s) elig[s] += ok[s];
         for (i = 0; i < m; ++i) {
+            if (!rch[i]) continue;
             const double* __restrict ai = av + i * S;
             const double* __restrict tlow = ts + (i * K + K - 1) * S;
             for (s = 0; s < S; ++s) {
@@ -2324,11 +2338,67 @@ cdef extern from *:
             }
         }
     }
+    /* the least and largest of r[0:c] (c >= 1) */
+    static void coalloc_minmax(const double* __restrict r, Py_ssize_t c, double* lo,
+                               double* hi) {
+        /* four independent chains (a minimum and a maximum are exact in any order) */
+        double a0 = r[0], a1 = r[0], a2 = r[0], a3 = r[0];
+        double b0 = r[0], b1 = r[0], b2 = r[0], b3 = r[0];
+        Py_ssize_t q;
+        for (q = 0; q + 4 <= c; q += 4) {
+            a0 = r[q] < a0 ? r[q] : a0;
+            a1 = r[q + 1] < a1 ? r[q + 1] : a1;
+            a2 = r[q + 2] < a2 ? r[q + 2] : a2;
+            a3 = r[q + 3] < a3 ? r[q + 3] : a3;
+            b0 = r[q] > b0 ? r[q] : b0;
+            b1 = r[q + 1] > b1 ? r[q + 1] : b1;
+            b2 = r[q + 2] > b2 ? r[q + 2] : b2;
+            b3 = r[q + 3] > b3 ? r[q + 3] : b3;
+        }
+        for (; q < c; ++q) {
+            a0 = r[q] < a0 ? r[q] : a0;
+            b0 = r[q] > b0 ? r[q] : b0;
+        }
+        a0 = a1 < a0 ? a1 : a0;
+        a2 = a3 < a2 ? a3 : a2;
+        b0 = b1 > b0 ? b1 : b0;
+        b2 = b3 > b2 ? b3 : b2;
+        *lo = a2 < a0 ? a2 : a0;
+        *hi = b2 > b0 ? b2 : b0;
+    }
     """
     void coalloc_bound_node(Py_ssize_t S, Py_ssize_t m, Py_ssize_t K, const double* wm,
-                            const double* pj, const double* elo, const double* ts, double* av,
-                            int64_t* ok, int64_t* meet, double* A, int64_t* elig, int64_t* C,
+                            const double* pj, const double* elo, const double* ts,
+                            const char* alw, const char* rch, double* av, int64_t* ok,
+                            int64_t* meet, int64_t* elig, int64_t* eligc, int64_t* C,
                             double* Sm) noexcept nogil
+    void coalloc_minmax(const double* r, Py_ssize_t c, double* lo, double* hi) noexcept nogil
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _row_herk(const double* r, Py_ssize_t span, Py_ssize_t W, const Py_ssize_t* lo,
+                    const Py_ssize_t* hi, Py_ssize_t kmin, Py_ssize_t S, double* fw,
+                    double* bw, double* o) noexcept nogil:
+    """The window maxima of one timetable row (r: its segment kmin on) for the starts 0..S-1
+    into o[s] when every window holds W to 2 W segments (van Herk / Gil-Werman, as
+    window_max_rows: two passes over the span, whatever the windows' length): the same
+    values (a maximum is exact)."""
+    cdef Py_ssize_t x, x1, q, s
+    x = 0
+    while x < span:
+        x1 = x + W if x + W < span else span
+        fw[x] = r[x]
+        for q in range(x + 1, x1):
+            fw[q] = _mx(fw[q - 1], r[q])
+        bw[x1 - 1] = r[x1 - 1]
+        for q in range(x1 - 2, x - 1, -1):
+            bw[q] = _mx(bw[q + 1], r[q])
+        x = x1
+    for s in range(S):
+        x = lo[s] - kmin
+        x1 = hi[s] - W - kmin
+        o[s] = _mx(_mx(bw[x], fw[x + W - 1]), _mx(bw[x1], fw[x1 + W - 1]))
 
 
 @cython.boundscheck(False)
@@ -2362,7 +2432,7 @@ cdef int _bound_decide(Py_ssize_t s, Py_ssize_t S, Py_ssize_t n, Py_ssize_t m,
             ub = _mn(Sa + <double>(count - Ca) * tk[a * S], ub)
         lb = Sa + <double>(count - Ca) * ((Sm[(i * _BOUND_K + b) * S + s] - Sa)
                                           / <double>(C[(i * _BOUND_K + b) * S + s] - Ca))
-        ap = _mx(A[i * S + s], fabs(tk[b * S]))
+        ap = _mx(A[i], fabs(tk[b * S]))
         if a >= 0:
             ap = _mx(ap, fabs(tk[a * S]))
         mu = <double>(count + 4) * (<double>(n + 4) * <double>(n + 4)) * 8.881784197001252e-16 * ap
@@ -2468,8 +2538,14 @@ def bound_screen(const double[::1] t,            # IN  (K,) breakpoints, ascendi
     cdef Py_ssize_t count = sa.count
     cdef const double* dd = sa.d
     cdef const double* tl = sa.tol
-    cdef vector[double] elo, tau, ts, wm, av, Sm, A, fw, buf, xs, ys
-    cdef vector[int64_t] okv, C, meet
+    cdef vector[double] elo, tau, ts, wm, av, Sm, A, fw, bw, buf, xs, ys
+    cdef Py_ssize_t W, Lmax
+    cdef bint herk
+    cdef vector[int64_t] okv, C, meet, meetc
+    cdef vector[char] alw, rch
+    cdef vector[double] tmin
+    cdef int64_t eligc
+    cdef double x, al, ah
     cdef vector[Py_ssize_t] lo, hi, lev, off
     cdef double a, y
     cdef int64_t okq
@@ -2540,21 +2616,57 @@ def bound_screen(const double[::1] t,            # IN  (K,) breakpoints, ascendi
             if hi[s] > kmax:
                 kmax = hi[s]
         span = kmax - kmin
-        fw.resize(levels * span + 1)
-        wm.resize(m * S); av.resize(m * S); A.assign(m * S, 0.0)
+        W = hi[0] - lo[0]
+        Lmax = W
+        for s in range(S):
+            if hi[s] - lo[s] < W:
+                W = hi[s] - lo[s]
+            if hi[s] - lo[s] > Lmax:
+                Lmax = hi[s] - lo[s]
+        # the sparse table up to 16 segments a window (at most 4 passes), else van Herk's
+        # two passes when the windows' lengths allow it
+        herk = levels > 4 and Lmax <= 2 * W
+        fw.resize(levels * span + 1 if levels * span + 1 > span + 1 else span + 1)
+        bw.resize(span + 1)
+        wm.resize(m * S); av.resize(m * S); A.assign(m, 0.0)
         meet.assign(m * S, 0)
         C.assign(m * _BOUND_K * S, 0)
         Sm.assign(m * _BOUND_K * S, 0.0)
+        alw.resize(m); rch.resize(m); tmin.resize(m); meetc.assign(m, 0)
+        for i in range(m):  # the lowest threshold of any start
+            tmin[i] = INFINITY
+            for s in range(S):
+                tmin[i] = _mn(tmin[i], ts[(i * _BOUND_K + _BOUND_K - 1) * S + s])
         for s in range(S):
             sa.elig[s] = 0
+        eligc = 0
         for jj in range(n):
             for i in range(m):
-                # a sparse table of the row (log2 of the longest window passes over its span,
-                # no chain of dependent maxima), two entries per window: the same maxima
-                _row_maxima(&res[nd[jj], i, 0], kmin, span, levels, &lo[0], &lev[0], &off[0],
-                            0, S, &fw[0], &wm[i * S], 1)
-            coalloc_bound_node(S, m, _BOUND_K, &wm[0], &p[jj, 0], &elo[0], &ts[0], &av[0],
-                               &okv[0], &meet[0], &A[0], sa.elig, &C[0], &Sm[0])
+                # the row's least and largest amount over the segments of every window
+                # bound its amounts at every start: its window maxima are computed (a sparse
+                # table, log2 of the longest window passes over the span, two entries per
+                # window: the same maxima) only when its minimum is not met at every start
+                # or it can reach the lowest threshold of some start
+                coalloc_minmax(&res[nd[jj], i, kmin], span, &x, &y)
+                al = p[jj, i] - y
+                ah = p[jj, i] - x
+                A[i] = _mx(_mx(A[i], fabs(ah)), fabs(al))
+                alw[i] = al >= elo[i]
+                rch[i] = ah >= tmin[i]
+                meetc[i] += alw[i]
+                if (not alw[i] or rch[i]) and herk:  # long windows: two passes
+                    _row_herk(&res[nd[jj], i, kmin], span, W, &lo[0], &hi[0], kmin, S, &fw[0],
+                              &bw[0], &wm[i * S])
+                elif not alw[i] or rch[i]:
+                    _row_maxima(&res[nd[jj], i, 0], kmin, span, levels, &lo[0], &lev[0],
+                                &off[0], 0, S, &fw[0], &wm[i * S], 1)
+            coalloc_bound_node(S, m, _BOUND_K, &wm[0], &p[jj, 0], &elo[0], &ts[0], &alw[0],
+                               &rch[0], &av[0], &okv[0], &meet[0], sa.elig, &eligc, &C[0],
+                               &Sm[0])
+        for s in range(S):
+            sa.elig[s] += eligc
+            for i in range(m):
+                meet[i * S + s] += meetc[i]
         xs.resize(m); ys.resize(m)
         for s in range(S):
             if sa.elig[s] < count:

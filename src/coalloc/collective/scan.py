@@ -25,6 +25,10 @@ The sets are searched by :mod:`._heuristic_sets` and decided exactly by :mod:`._
 The first start with a set wins: the start is the earliest (proven unless a test was
 undecided), the factor is the local optimum of the swaps (or the enumerated optimum). No
 random choice is made: the answer does not depend on the seed.
+
+Why over 800 lines: the scan's steps share one call's state (:class:`_Scan`) and its ledger,
+and the block loop (:meth:`_Scan.passing`) holds every screening route of issue 40 side by
+side; the routes' kernels and the bound route's block (:mod:`._bounded`) live elsewhere.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from .._shared import params as checks
 from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.seeding import check_seed
+from . import _bounded
 from ._exact_sets import best_subset, enumerate_best, feasible_subset
 from ._heuristic_sets import dual_cuts, greedy_starts, improve, large_search, proven_by
 from ._order import demand_first
@@ -312,6 +317,7 @@ class _Scan:
         fuse = _FUSE_SHARE * (n + n // 2 + 1) <= nodes.size  # window_screen on later blocks
         if fuse:  # it holds no window maxima of every node: the longest blocks pay most
             largest = max(_MAX_BLOCK, block)
+        bounds, failed = _bounded.ON and segs <= _bounded.SEGS, 0.0  # failed: last block's
         while pos < starts.size:
             interrupt.check()  # a batch's timeout or cancellation
             b = starts[pos : pos + size]
@@ -324,6 +330,7 @@ class _Scan:
             # first start alone is cheaper from the block maxima)
             early = size <= block and not (size > 1 and prune and fuse)
             started = time.perf_counter()  # the block's pace (the next block's size, timed)
+            got = None  # bound_screen's outputs (_bounded.bounded)
             if early and self.backend == "compiled":
                 # the first starts: whole blocks of the windows from the pool's block maxima
                 times, res, bm = pool._block_maxima()
@@ -338,11 +345,16 @@ class _Scan:
                 else:
                     (times, res, bm), bn = pool._block_maxima(), None
                 tm_block = None
+            elif bounds and failed >= 0.5 and not early:  # most fail: bounds first
+                times, res = pool._state
+                got = _bounded.bounded(self, times, res, b, prune)
             else:
                 times, res = pool._state  # one read: the grid and its amounts together
                 tm_block = ker.window_max_rows(times, res, nodes, b, request.duration)
-            off = 0  # tm_block[s - off]: the window maxima at b[s]
-            if tm_block is None:
+            off, at = 0, None  # tm_block[s - off] (or [at[s]]): the window maxima at b[s]
+            if got is not None:
+                codes, elig, props, vals, tm_block, at = got
+            elif tm_block is None:
                 codes, elig, props, vals, _ = ker.window_screen(times, res, bm, BLOCK, nodes, b,
                                                                 request.duration, cap, e, d, n,
                                                                 _SUB, tol=tol, bn=bn)  # fmt: skip
@@ -371,9 +383,10 @@ class _Scan:
                     tm_block, off = ker.window_max_rows(times, res, nodes, b[s:],
                                                         request.duration), s  # fmt: skip
                     fuse = False
-                yield b[s], tm_block[s - off]
+                yield b[s], tm_block[s - off if at is None else at[s]]
             note_screened(b[q:], codes[q:], elig[q:], props[q:], vals[q:])
             counters["starts"] += b.size - q
+            failed = float(np.mean((codes == 1) | (codes == 2))) if codes.size else 0.0
             clock.lap("window_max")
             pos += size
             size = block if pos == 1 else min(size * 8, largest)
