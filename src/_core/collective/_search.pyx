@@ -2338,6 +2338,16 @@ cdef extern from *:
             }
         }
     }
+    /* ask for the amounts r[0:c] ahead of their use (the next node's rows, issue 40: the
+       pass waits on memory, the rows 16 KiB apart defeat the hardware's prefetch) */
+    static inline void coalloc_prefetch(const double* r, Py_ssize_t c) {
+        Py_ssize_t q;
+    #if defined(__GNUC__)
+        for (q = 0; q < c; q += 8) __builtin_prefetch(r + q, 0, 1);
+    #else
+        (void)r; (void)c; (void)q;
+    #endif
+    }
     /* the least and largest of r[0:c] (c >= 1) */
     static void coalloc_minmax(const double* __restrict r, Py_ssize_t c, double* lo,
                                double* hi) {
@@ -2373,6 +2383,7 @@ cdef extern from *:
                             int64_t* meet, int64_t* elig, int64_t* eligc, int64_t* C,
                             double* Sm) noexcept nogil
     void coalloc_minmax(const double* r, Py_ssize_t c, double* lo, double* hi) noexcept nogil
+    void coalloc_prefetch(const double* r, Py_ssize_t c) noexcept nogil
 
 
 @cython.boundscheck(False)
@@ -2483,7 +2494,10 @@ def bound_screen(const double[::1] t,            # IN  (K,) breakpoints, ascendi
                  demand,                         # IN  Demand: e, d (m,), count, tol (m,)
                  Py_ssize_t stride,              # IN  every stride-th row sampled (>= 1)
                  Py_ssize_t group,               # IN  starts per group of thresholds (>= 1)
-                 out):                           # OUT ScreenOut: code, elig, prop, value (S,)
+                 out,                            # OUT ScreenOut: code, elig, prop, value (S,)
+                 const double[:, :, ::1] bm = None,  # IN (N, m, ceil(K / B)) block maxima
+                 const double[:, :, ::1] bn = None,  # IN (N, m, ceil(K / B)) block minima
+                 Py_ssize_t B = 1):              # IN  segments per block
     """block_screen's code and property at the starts the bounds decide, without the window
     maxima of every node at every start held or sorted (issue 40, h53coll). Returns how many
     starts it decided.
@@ -2532,10 +2546,20 @@ def bound_screen(const double[::1] t,            # IN  (K,) breakpoints, ascendi
         raise ValueError("cap must be (n, m), e and d of length m")
     if stride < 1 or group < 1:
         raise ValueError("stride and group must be >= 1")
+    cdef bint blocks = bm is not None
+    if blocks != (bn is not None):
+        raise ValueError("bm and bn go together")
+    if B < 1:
+        raise ValueError("B must be >= 1")
+    if blocks and (bm.shape[0] != res.shape[0] or bm.shape[1] != m
+                   or bm.shape[2] != (K + B - 1) // B or bn.shape[0] != res.shape[0]
+                   or bn.shape[1] != m or bn.shape[2] != bm.shape[2]):
+        raise ValueError("block extrema must be (N, m, ceil(K / B))")
     cdef ScreenArgs sa = _screen_args(demand, out, S, m)
     if S == 0 or n == 0 or m == 0:
         return 0
     cdef Py_ssize_t count = sa.count
+    cdef Py_ssize_t c0, c1
     cdef const double* dd = sa.d
     cdef const double* tl = sa.tol
     cdef vector[double] elo, tau, ts, wm, av, Sm, A, fw, bw, buf, xs, ys
@@ -2640,14 +2664,26 @@ def bound_screen(const double[::1] t,            # IN  (K,) breakpoints, ascendi
         for s in range(S):
             sa.elig[s] = 0
         eligc = 0
+        c0 = kmin // B
+        c1 = (kmax - 1) // B + 1
         for jj in range(n):
+            if jj + 1 < n:  # the next node's amounts and block extrema, ahead
+                for i in range(m):
+                    coalloc_prefetch(&res[nd[jj + 1], i, kmin], span)
+                    if blocks:
+                        coalloc_prefetch(&bm[nd[jj + 1], i, c0], c1 - c0)
+                        coalloc_prefetch(&bn[nd[jj + 1], i, c0], c1 - c0)
             for i in range(m):
                 # the row's least and largest amount over the segments of every window
                 # bound its amounts at every start: its window maxima are computed (a sparse
                 # table, log2 of the longest window passes over the span, two entries per
                 # window: the same maxima) only when its minimum is not met at every start
                 # or it can reach the lowest threshold of some start
-                coalloc_minmax(&res[nd[jj], i, kmin], span, &x, &y)
+                if blocks:  # the blocks meeting the span (coarser, a sixteenth of the reads)
+                    coalloc_minmax(&bn[nd[jj], i, c0], c1 - c0, &x, &al)
+                    coalloc_minmax(&bm[nd[jj], i, c0], c1 - c0, &ah, &y)
+                else:
+                    coalloc_minmax(&res[nd[jj], i, kmin], span, &x, &y)
                 al = p[jj, i] - y
                 ah = p[jj, i] - x
                 A[i] = _mx(_mx(A[i], fabs(ah)), fabs(al))

@@ -3,9 +3,9 @@
 ``bound_screen`` gives block_screen's code and property at the starts that bounds from
 sampled thresholds decide (most starts that miss a total), without every node's window maxima
 held or sorted; the scan then computes the window maxima and block_screen only at the starts
-it leaves undecided and at those the ledger will list (their sums). Off by default (:data:`ON`):
-measured on the issue's rejections at 10,000 nodes, not cheaper than the full screens on this
-machine (bench/collective/ISSUE40.md, "(h53coll)").
+it leaves undecided and at those the ledger will list (their sums): the same answers, the
+tail of issue 40's rejections about 0.6-0.9 of the time (bench/collective/ISSUE40.md,
+"(h53coll)").
 """
 
 from __future__ import annotations
@@ -14,9 +14,13 @@ import numpy as np
 
 #: Whether the scan uses ``bound_screen`` on its later blocks (when the previous block failed
 #: the screens at half of its starts and windows hold at most :data:`SEGS` segments).
-ON = False
+ON = True
 #: The longest windows (segments) it runs on (longer ones: slower than window_max_rows).
 SEGS = 16
+#: The least share of the previous block's starts failing the screens (codes 1 and 2) for
+#: which it runs (the starts that pass the screens, code 0 or 3, it leaves undecided: their
+#: window maxima are then computed as well).
+SHARE = 0.5
 #: Its sample (every ``STRIDE``-th matching node) and the starts sharing one set of thresholds
 #: (on the issue's rejections: 95-99 % of the starts that miss a total decided).
 STRIDE = 4
@@ -31,12 +35,15 @@ def bounded(sc, times, res, b, prune):
     ``pruned_screen`` (``prune``) or ``block_screen``. Returns the four outputs (block_screen's
     codes and properties at every start, its counts and sums wherever the ledger reads them),
     those window maxima and, per start, their row (-1: none)."""
+    from .model import BLOCK
     from .scan import _SUB
 
     ker, nodes, cap, n, tol = sc.ker, sc.nodes, sc.cap, sc.n, sc.tol
     dur = sc.request.duration
+    times, res, bm, bn = sc.pool._block_extrema()  # the rows' bounds from the blocks
     codes, elig, props, vals, _ = ker.bound_screen(times, res, nodes, b, dur, cap, sc.e, sc.d,
-                                                   n, STRIDE, GROUP, tol=tol)  # fmt: skip
+                                                   n, STRIDE, GROUP, tol=tol,
+                                                   extrema=(bm, bn, BLOCK))  # fmt: skip
     exact = codes < 0
     exact[: max(0, LISTED - len(sc.ledger.listed))] = True
     idx = np.flatnonzero(exact)

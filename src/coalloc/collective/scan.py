@@ -345,7 +345,7 @@ class _Scan:
                 else:
                     (times, res, bm), bn = pool._block_maxima(), None
                 tm_block = None
-            elif bounds and failed >= 0.5 and not early:  # most fail: bounds first
+            elif bounds and failed >= _bounded.SHARE and not early:  # bounds first
                 times, res = pool._state
                 got = _bounded.bounded(self, times, res, b, prune)
             else:

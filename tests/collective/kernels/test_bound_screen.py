@@ -34,6 +34,21 @@ def _check(times, res, nodes, starts, dur, cap_n, e, d, count, stride, group, to
     assert np.array_equal(value[one], full[3][one])
     assert np.all(np.isnan(value[code == 2]))
     assert np.all(prop[~dec] == -1) and np.all(value[~dec] == 0.0)
+    # the rows' bounds from block extrema (B segments, the last block shorter): compiled =
+    # twin, and every decision the full screen's again
+    for B in (1, 3, 16):
+        bm = np.stack([res[:, :, c : c + B].max(axis=2) for c in range(0, res.shape[2], B)], 2)
+        bn = np.stack([res[:, :, c : c + B].min(axis=2) for c in range(0, res.shape[2], B)], 2)
+        gb = Kernels(C).bound_screen(times, res, nodes, starts, dur, cap_n, e, d, count, stride,
+                                     group, tol=tol, extrema=(bm, bn, B))  # fmt: skip
+        rb = Kernels(R).bound_screen(times, res, nodes, starts, dur, cap_n, e, d, count, stride,
+                                     group, tol=tol, extrema=(bm, bn, B))  # fmt: skip
+        assert gb[4] == rb[4]
+        for x, y in zip(gb[:4], rb[:4]):
+            assert np.array_equal(x, y, equal_nan=True)
+        db = gb[0] >= 0
+        assert np.array_equal(gb[1], full[1])
+        assert np.array_equal(gb[0][db], full[0][db]) and np.array_equal(gb[2][db], full[2][db])
     return full, got
 
 

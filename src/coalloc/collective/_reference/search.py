@@ -905,8 +905,8 @@ def _bound_thresholds(a0, elo, count, stride):
 
 
 def _bound_decide(Cs, Ss, A, ts, n, count, d, tl):
-    """bound_screen's decision at one start (its counts ``Cs``, sums ``Ss`` (m, K), largest
-    |amount| ``A`` (m,), thresholds ``ts`` (m, K)): ``(2, prop)`` or ``(-1, -1)``."""
+    """bound_screen's decision at one start (its counts ``Cs``, sums ``Ss`` (m, K), the bound
+    ``A`` (m,) on every |amount|, thresholds ``ts`` (m, K)): ``(2, prop)`` or ``(-1, -1)``."""
     m, kk = Cs.shape
     xs, ys = [None] * m, [None] * m
     nshort = 0
@@ -949,7 +949,8 @@ def _bound_decide(Cs, Ss, A, ts, n, count, d, tl):
     return 2, best
 
 
-def bound_screen(times, reserved, nodes, starts, duration, cap, demand, stride, group, out):
+def bound_screen(times, reserved, nodes, starts, duration, cap, demand, stride, group, out,
+                 bm=None, bn=None, B=1):
     """block_screen's code and property at the starts the bounds decide (twin of the
     kernel's ``bound_screen``, issue 40, h53coll; see its docstring for the bounds).
 
@@ -966,6 +967,10 @@ def bound_screen(times, reserved, nodes, starts, duration, cap, demand, stride, 
     stride, group : int
         IN: every ``stride``-th row sampled for the thresholds, one set of thresholds per
         ``group`` starts (from the group's first start); both >= 1.
+    bm, bn, B : optional
+        IN: the block maxima and minima of ``B`` segments (as :func:`window_screen` takes
+        them): the rows' bounds over the windows' segments from the blocks meeting them
+        (looser, fewer reads), else from the amounts.
 
     Returns
     -------
@@ -1009,7 +1014,26 @@ def bound_screen(times, reserved, nodes, starts, duration, cap, demand, stride, 
     okm = a >= elo  # (S, n, m)
     ok = np.all(okm, axis=2)
     meet = okm.sum(axis=1)
-    A = np.abs(a).max(axis=1)  # (S, m)
+    # the largest |amount| bound per property: every row's least and largest amount over the
+    # segments of every window (the kernel's, which skips rows those bounds settle)
+    k0 = np.maximum(np.searchsorted(times, starts, side="right") - 1, 0)
+    k1 = np.maximum(np.searchsorted(times, starts + duration, side="left"), k0 + 1)
+    if (bm is None) != (bn is None):
+        raise ValueError("bm and bn go together")
+    if B < 1:
+        raise ValueError("B must be >= 1")
+    if bm is None:
+        span = reserved[nodes][:, :, k0.min() : k1.max()]
+        lo, hi = span.min(axis=2), span.max(axis=2)
+    else:
+        nblk = -(-times.shape[0] // B)
+        if np.shape(bm) != (reserved.shape[0], m, nblk) or np.shape(bn) != np.shape(bm):
+            raise ValueError("block extrema must be (N, m, ceil(K / B))")
+        c0, c1 = k0.min() // B, (k1.max() - 1) // B + 1
+        lo = np.asarray(bn, dtype=np.float64)[nodes][:, :, c0:c1].min(axis=2)
+        hi = np.asarray(bm, dtype=np.float64)[nodes][:, :, c0:c1].max(axis=2)
+    A = np.maximum(np.abs(cap - lo), np.abs(cap - hi))
+    A = np.maximum(A.max(axis=0), 0.0)  # (m,)
     C = np.zeros((S, m, kk), dtype=np.int64)
     Ss = np.zeros((S, m, kk))
     for j in range(n):  # rows in order: the kernel's sums
@@ -1025,7 +1049,7 @@ def bound_screen(times, reserved, nodes, starts, duration, cap, demand, stride, 
             code[s], prop[s], value[s] = 1, bi, float(meet[s, bi])
             decided += 1
             continue
-        code[s], prop[s] = _bound_decide(C[s], Ss[s], A[s], ts[s], n, count, d, tl)
+        code[s], prop[s] = _bound_decide(C[s], Ss[s], A, ts[s], n, count, d, tl)
         if code[s] == 2:
             value[s] = np.nan
             decided += 1
