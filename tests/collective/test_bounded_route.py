@@ -55,6 +55,7 @@ def test_scan_answers_alike_with_and_without_the_bound_route(monkeypatch, seed, 
     def spy(*args):
         got = real(*args)
         used.append(int(np.sum(got[5] < 0)))  # starts decided by the bounds alone
+        assert got[6] in (True, False)
         return got
 
     monkeypatch.setattr(bounded, "bounded", spy)

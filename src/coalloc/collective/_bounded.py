@@ -21,6 +21,10 @@ SEGS = 16
 #: which it runs (the starts that pass the screens, code 0 or 3, it leaves undecided: their
 #: window maxima are then computed as well).
 SHARE = 0.5
+#: The least share of a block's starts it must decide for the scan to keep using it (the
+#: issue's rejections with many starts passing the screens: it decided 10-30 % of a block,
+#: and the window maxima of the rest cost nearly as much as those of every start).
+KEEP = 0.5
 #: Its sample (every ``STRIDE``-th matching node) and the starts sharing one set of thresholds
 #: (on the issue's rejections: 95-99 % of the starts that miss a total decided).
 STRIDE = 4
@@ -34,14 +38,15 @@ def bounded(sc, times, res, b, prune):
     starts it leaves undecided and the ledger's next listed ones get their window maxima and
     ``pruned_screen`` (``prune``) or ``block_screen``. Returns the four outputs (block_screen's
     codes and properties at every start, its counts and sums wherever the ledger reads them),
-    those window maxima and, per start, their row (-1: none)."""
+    those window maxima, per start, their row (-1: none), and whether the bounds decided at
+    least :data:`KEEP` of the block (else the scan stops using them)."""
     from .model import BLOCK
     from .scan import _SUB
 
     ker, nodes, cap, n, tol = sc.ker, sc.nodes, sc.cap, sc.n, sc.tol
     dur = sc.request.duration
     times, res, bm, bn = sc.pool._block_extrema()  # the rows' bounds from the blocks
-    codes, elig, props, vals, _ = ker.bound_screen(times, res, nodes, b, dur, cap, sc.e, sc.d,
+    codes, elig, props, vals, dec = ker.bound_screen(times, res, nodes, b, dur, cap, sc.e, sc.d,
                                                    n, STRIDE, GROUP, tol=tol,
                                                    extrema=(bm, bn, BLOCK))  # fmt: skip
     exact = codes < 0
@@ -57,4 +62,4 @@ def bounded(sc, times, res, b, prune):
             out[idx] = x
     at = np.full(b.size, -1, dtype=np.int64)
     at[idx] = np.arange(idx.size)
-    return codes, elig, props, vals, tm_block, at
+    return codes, elig, props, vals, tm_block, at, dec >= KEEP * b.size

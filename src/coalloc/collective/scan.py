@@ -353,7 +353,7 @@ class _Scan:
                 tm_block = ker.window_max_rows(times, res, nodes, b, request.duration)
             off, at = 0, None  # tm_block[s - off] (or [at[s]]): the window maxima at b[s]
             if got is not None:
-                codes, elig, props, vals, tm_block, at = got
+                codes, elig, props, vals, tm_block, at, bounds = got
             elif tm_block is None:
                 codes, elig, props, vals, _ = ker.window_screen(times, res, bm, BLOCK, nodes, b,
                                                                 request.duration, cap, e, d, n,
