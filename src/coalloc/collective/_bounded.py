@@ -17,9 +17,10 @@ import numpy as np
 ON = True
 #: The longest windows (segments) it runs on (longer ones: slower than window_max_rows).
 SEGS = 16
-#: The least share of the previous block's starts failing the screens (codes 1 and 2) for
-#: which it runs (the starts that pass the screens, code 0 or 3, it leaves undecided: their
-#: window maxima are then computed as well).
+#: (Nor on a block whose first half or more the ledger will list: those starts are screened
+#: exactly anyway.) The least share of the previous block's starts failing the screens
+#: (codes 1 and 2) for which it runs (the starts that pass the screens, code 0 or 3, it
+#: leaves undecided: their window maxima are then computed as well).
 SHARE = 0.5
 #: The least share of a block's starts it must decide for the scan to keep using it (the
 #: issue's rejections with many starts passing the screens: it decided 10-30 % of a block,

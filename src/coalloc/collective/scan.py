@@ -345,7 +345,8 @@ class _Scan:
                 else:
                     (times, res, bm), bn = pool._block_maxima(), None
                 tm_block = None
-            elif bounds and failed >= _bounded.SHARE and not early:  # bounds first
+            elif (bounds and failed >= _bounded.SHARE and not early  # bounds first, unless
+                  and 2 * (_MAX_LISTED - len(self.ledger.listed)) < b.size):  # listed
                 times, res = pool._state
                 got = _bounded.bounded(self, times, res, b, prune)
             else:
