@@ -2513,7 +2513,13 @@ def bound_screen(const double[::1] t,            # IN  (K,) breakpoints, ascendi
     largest eligible sampled amount, r_k = clamp(count * pct_k // (100 stride), 1, sampled
     eligible), pct = 60, 70, 85, 100, 115, 130, 150 (+inf: none eligible). Then one pass over
     the rows (each row's window maxima at every start, not kept) counts C_k and sums S_k the
-    eligible amounts at or above each tau_k (rows in order), with A = the largest |amount|.
+    eligible amounts at or above each tau_k (rows in order). A bounds every |amount|: the
+    largest over the rows of |capacity - least| and |capacity - largest| of the row's amounts
+    over the segments of every window (from the block extrema bm and bn of B segments when
+    given: the blocks meeting those segments, a sixteenth of the reads; else from res); a row's
+    window maxima are computed only for the properties whose minimum those bounds do not show
+    met at every start or whose largest amount reaches the least lowest threshold (the
+    others' counts are constants, their sums nothing).
     With b the first k with C_b >= count and a = b - 1 (C, S = 0 for a = -1; no such b:
     undecided), the count largest sum to at most min(S_a + (count - C_a) tau_a,
     S_b - (C_b - count) tau_b) (the values below tau_a, resp. the values at or above tau_b
