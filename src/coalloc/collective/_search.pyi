@@ -188,6 +188,9 @@ def bound_screen(
     stride: int,  # IN every stride-th row sampled for the thresholds (>= 1)
     group: int,  # IN starts per set of thresholds (>= 1)
     out: ScreenOut,  # OUT code (-1 undecided, 1, 2), elig, prop, value (S,)
+    bm: F64 | None = None,  # IN (N, m, ceil(K / B)) block maxima (the rows' bounds from them)
+    bn: F64 | None = None,  # IN (N, m, ceil(K / B)) block minima (with bm)
+    B: int = 1,  # IN segments per block
 ) -> int:
     """block_screen's code and property at the starts the bounds decide (codes 1 and 2; -1:
     undecided), without every node's window maxima held or sorted (issue 40, h53coll);
