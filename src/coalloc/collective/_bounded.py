@@ -30,7 +30,7 @@ KEEP = 0.5
 #: (on the issue's rejections: 95-99 % of the starts that miss a total decided).
 STRIDE = 4
 GROUP = 8
-#: The entries the scan's ledger lists (scan._MAX_LISTED): their sums are needed exactly.
+#: The entries the scan's ledger lists (_ledger.MAX_LISTED): their sums are needed exactly.
 LISTED = 50
 
 
