@@ -317,6 +317,7 @@ _TWINS = {
     "collective._search.block_maxima": "search.block_maxima",
     "collective._search.block_minima": "search.block_minima",
     "collective._search.block_screen": "search.block_screen",
+    "collective._search.bound_screen": "search.bound_screen",
     "collective._search.decrease_starts": "search.decrease_starts",
     "collective._search.phase5": "search.phase5",
     "collective._search.pruned_screen": "search.pruned_screen",

@@ -37,7 +37,7 @@ from libcpp.algorithm cimport nth_element, sort
 
 from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt, deadline_of
 from coalloc.common.xoshiro cimport Xoshiro256ss
-from libc.math cimport INFINITY, fabs
+from libc.math cimport INFINITY, NAN, fabs
 from libc.string cimport memcpy
 from libc.stdlib cimport free, malloc
 
@@ -2265,3 +2265,467 @@ def window_max_blocks(const double[::1] t,            # IN  (K,) breakpoints, as
                         for k in range(b1 * B, k1):
                             a = _mx(a, r[k])
                     o[s * n * m] = a
+
+
+#: bound_screen's thresholds per (group, property): the ranks count * _BOUND_PCT[k] / 100 of
+#: the eligible amounts (scaled to the sample), largest first.
+cdef enum:
+    _BOUND_K = 7
+
+
+cdef extern from *:
+    """
+    #include <math.h>
+    #include <stdint.h>
+    /* bound_screen's pass over one node (issue 40, h53coll), in C for plain loops over the
+       starts (restrict pointers, no bounds checks): from the window maxima wm (m rows of S;
+       only the properties with need[i]) and the capacities pj (m): for the properties
+       whose minimum is not met at every start (alw[i] = 0), the minimum tests (meet, ok,
+       elig); for those that can reach the lowest threshold (rch[i]), the counts C and sums
+       Sm of the eligible amounts at or above each of the K thresholds ts (property-major,
+       then threshold, then start); av is scratch. A node whose every property meets its
+       minimum at every start is eligible everywhere: *eligc += 1. */
+    static void coalloc_bound_node(Py_ssize_t S, Py_ssize_t m, Py_ssize_t K,
+                                   const double* __restrict wm, const double* __restrict pj,
+                                   const double* __restrict elo, const double* __restrict ts,
+                                   const char* __restrict alw, const char* __restrict rch,
+                                   double* __restrict av, int64_t* __restrict ok,
+                                   int64_t* __restrict meet, int64_t* __restrict elig,
+                                   int64_t* __restrict eligc, int64_t* __restrict C,
+                                   double* __restrict Sm) {
+        Py_ssize_t s, i, k;
+        int every = 1, any = 0;
+        for (i = 0; i < m; ++i) {
+            every &= alw[i];
+            any |= rch[i];
+        }
+        if (every) *eligc += 1;
+        if (every && !any) return;
+        for (s = 0; s < S; ++s) ok[s] = 1;
+        for (i = 0; i < m; ++i) {
+            const double y = pj[i], e = elo[i];
+            const double* __restrict w = wm + i * S;
+            double* __restrict ai = av + i * S;
+            int64_t* __restrict mt = meet + i * S;
+            if (alw[i]) {
+                if (rch[i])
+                    for (s = 0; s < S; ++s) ai[s] = y - w[s];
+                continue;
+            }
+            for (s = 0; s < S; ++s) {
+                const double a = y - w[s];
+                const int64_t q = a >= e;
+                ai[s] = a;
+                mt[s] += q;
+                ok[s] &= q;
+            }
+        }
+        if (!every)
+            for (s = 0; s < S; ++s) elig[s] += ok[s];
+        for (i = 0; i < m; ++i) {
+            if (!rch[i]) continue;
+            const double* __restrict ai = av + i * S;
+            const double* __restrict tlow = ts + (i * K + K - 1) * S;
+            for (s = 0; s < S; ++s) {
+                const double a = ai[s];
+                if (!(ok[s] && a >= tlow[s])) continue;
+                for (k = K - 1; k >= 0; --k) {
+                    const Py_ssize_t x = (i * K + k) * S + s;
+                    if (!(a >= ts[x])) break;  /* the thresholds descend with k */
+                    C[x] += 1;
+                    Sm[x] += a;
+                }
+            }
+        }
+    }
+    /* ask for the amounts r[0:c] ahead of their use (the next node's rows, issue 40: the
+       pass waits on memory, the rows 16 KiB apart defeat the hardware's prefetch) */
+    static inline void coalloc_prefetch(const double* r, Py_ssize_t c) {
+        Py_ssize_t q;
+    #if defined(__GNUC__)
+        for (q = 0; q < c; q += 8) __builtin_prefetch(r + q, 0, 1);
+    #else
+        (void)r; (void)c; (void)q;
+    #endif
+    }
+    /* the least and largest of r[0:c] (c >= 1) */
+    static void coalloc_minmax(const double* __restrict r, Py_ssize_t c, double* lo,
+                               double* hi) {
+        /* four independent chains (a minimum and a maximum are exact in any order) */
+        double a0 = r[0], a1 = r[0], a2 = r[0], a3 = r[0];
+        double b0 = r[0], b1 = r[0], b2 = r[0], b3 = r[0];
+        Py_ssize_t q;
+        for (q = 0; q + 4 <= c; q += 4) {
+            a0 = r[q] < a0 ? r[q] : a0;
+            a1 = r[q + 1] < a1 ? r[q + 1] : a1;
+            a2 = r[q + 2] < a2 ? r[q + 2] : a2;
+            a3 = r[q + 3] < a3 ? r[q + 3] : a3;
+            b0 = r[q] > b0 ? r[q] : b0;
+            b1 = r[q + 1] > b1 ? r[q + 1] : b1;
+            b2 = r[q + 2] > b2 ? r[q + 2] : b2;
+            b3 = r[q + 3] > b3 ? r[q + 3] : b3;
+        }
+        for (; q < c; ++q) {
+            a0 = r[q] < a0 ? r[q] : a0;
+            b0 = r[q] > b0 ? r[q] : b0;
+        }
+        a0 = a1 < a0 ? a1 : a0;
+        a2 = a3 < a2 ? a3 : a2;
+        b0 = b1 > b0 ? b1 : b0;
+        b2 = b3 > b2 ? b3 : b2;
+        *lo = a2 < a0 ? a2 : a0;
+        *hi = b2 > b0 ? b2 : b0;
+    }
+    """
+    void coalloc_bound_node(Py_ssize_t S, Py_ssize_t m, Py_ssize_t K, const double* wm,
+                            const double* pj, const double* elo, const double* ts,
+                            const char* alw, const char* rch, double* av, int64_t* ok,
+                            int64_t* meet, int64_t* elig, int64_t* eligc, int64_t* C,
+                            double* Sm) noexcept nogil
+    void coalloc_minmax(const double* r, Py_ssize_t c, double* lo, double* hi) noexcept nogil
+    void coalloc_prefetch(const double* r, Py_ssize_t c) noexcept nogil
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _row_herk(const double* r, Py_ssize_t span, Py_ssize_t W, const Py_ssize_t* lo,
+                    const Py_ssize_t* hi, Py_ssize_t kmin, Py_ssize_t S, double* fw,
+                    double* bw, double* o) noexcept nogil:
+    """The window maxima of one timetable row (r: its segment kmin on) for the starts 0..S-1
+    into o[s] when every window holds W to 2 W segments (van Herk / Gil-Werman, as
+    window_max_rows: two passes over the span, whatever the windows' length): the same
+    values (a maximum is exact)."""
+    cdef Py_ssize_t x, x1, q, s
+    x = 0
+    while x < span:
+        x1 = x + W if x + W < span else span
+        fw[x] = r[x]
+        for q in range(x + 1, x1):
+            fw[q] = _mx(fw[q - 1], r[q])
+        bw[x1 - 1] = r[x1 - 1]
+        for q in range(x1 - 2, x - 1, -1):
+            bw[q] = _mx(bw[q + 1], r[q])
+        x = x1
+    for s in range(S):
+        x = lo[s] - kmin
+        x1 = hi[s] - W - kmin
+        o[s] = _mx(_mx(bw[x], fw[x + W - 1]), _mx(bw[x1], fw[x1 + W - 1]))
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+cdef int _bound_decide(Py_ssize_t s, Py_ssize_t S, Py_ssize_t n, Py_ssize_t m,
+                       Py_ssize_t count, const double* dd, const double* tl, const double* ts,
+                       const int64_t* C, const double* Sm, const double* A, double* xs,
+                       double* ys, int64_t* prop) noexcept nogil:
+    """bound_screen's decision at start s (at least count eligible nodes): 2 with prop when
+    the bounds prove a total missed and which property block_screen reports, else -1."""
+    cdef Py_ssize_t i, k, b, a, j, best, nshort = 0
+    cdef double ub, lb, Sa, ap, mu, X, Y, dlo, rl, bestrl
+    cdef int64_t Ca
+    cdef const double* tk
+    for i in range(m):
+        xs[i] = INFINITY  # not short
+        b = _BOUND_K
+        for k in range(_BOUND_K):
+            if C[(i * _BOUND_K + k) * S + s] >= count:
+                b = k
+                break
+        if b == _BOUND_K:
+            return -1
+        a = b - 1
+        tk = ts + (i * _BOUND_K) * S + s
+        Sa = 0.0 if a < 0 else Sm[(i * _BOUND_K + a) * S + s]
+        Ca = 0 if a < 0 else C[(i * _BOUND_K + a) * S + s]
+        ub = Sm[(i * _BOUND_K + b) * S + s] - <double>(C[(i * _BOUND_K + b) * S + s] - count) * tk[b * S]
+        if a >= 0:
+            ub = _mn(Sa + <double>(count - Ca) * tk[a * S], ub)
+        lb = Sa + <double>(count - Ca) * ((Sm[(i * _BOUND_K + b) * S + s] - Sa)
+                                          / <double>(C[(i * _BOUND_K + b) * S + s] - Ca))
+        ap = _mx(A[i], fabs(tk[b * S]))
+        if a >= 0:
+            ap = _mx(ap, fabs(tk[a * S]))
+        mu = <double>(count + 4) * (<double>(n + 4) * <double>(n + 4)) * 8.881784197001252e-16 * ap
+        X = ub + mu
+        Y = lb - mu
+        dlo = dd[i] - <double>count * tl[i]
+        if X < dlo:
+            xs[i] = X
+            ys[i] = Y
+            nshort += 1
+        elif not (Y >= dlo):
+            return -1
+    if nshort == 0:
+        return -1
+    best = -1
+    bestrl = 0.0
+    for i in range(m):
+        if xs[i] == INFINITY:
+            continue
+        if nshort > 1 and not (dd[i] > 0):
+            return -1
+        if nshort == 1:
+            best = i
+            break
+        rl = (dd[i] - xs[i]) / dd[i]
+        if best < 0 or rl > bestrl:
+            best = i
+            bestrl = rl
+    if nshort > 1:
+        for j in range(m):
+            if j == best or xs[j] == INFINITY:
+                continue
+            if not (bestrl > (dd[j] - ys[j]) / dd[j]):
+                return -1
+    prop[0] = best
+    return 2
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def bound_screen(const double[::1] t,            # IN  (K,) breakpoints, ascending
+                 const double[:, :, ::1] res,    # IN  (N, m, K) reserved amounts
+                 const int64_t[::1] nd,          # IN  (n,) rows of res
+                 const double[::1] st,           # IN  (S,) starts, non-decreasing
+                 double duration,                # IN
+                 const double[:, ::1] p,         # IN  (n, m) capacities of the rows nd
+                 demand,                         # IN  Demand: e, d (m,), count, tol (m,)
+                 Py_ssize_t stride,              # IN  every stride-th row sampled (>= 1)
+                 Py_ssize_t group,               # IN  starts per group of thresholds (>= 1)
+                 out,                            # OUT ScreenOut: code, elig, prop, value (S,)
+                 const double[:, :, ::1] bm = None,  # IN (N, m, ceil(K / B)) block maxima
+                 const double[:, :, ::1] bn = None,  # IN (N, m, ceil(K / B)) block minima
+                 Py_ssize_t B = 1):              # IN  segments per block
+    """block_screen's code and property at the starts the bounds decide, without the window
+    maxima of every node at every start held or sorted (issue 40, h53coll). Returns how many
+    starts it decided.
+
+    Every start s gets elig[s], the nodes meeting every minimum (exact). code[s] = 1 (fewer
+    than count eligible: prop and value as block_screen's, exact counts), 2 (the bounds
+    prove that the count largest eligible amounts of a property miss its total, and which
+    property block_screen reports: prop; value NaN, the exact sum not computed) or -1 (not
+    decided: prop -1, value 0; block_screen must screen it).
+
+    Thresholds: per group of group starts, the window maxima of every stride-th row at its
+    first start give, per property, _BOUND_K thresholds tau_k (largest first): the r_k-th
+    largest eligible sampled amount, r_k = clamp(count * pct_k // (100 stride), 1, sampled
+    eligible), pct = 60, 70, 85, 100, 115, 130, 150 (+inf: none eligible). Then one pass over
+    the rows (each row's window maxima at every start, not kept) counts C_k and sums S_k the
+    eligible amounts at or above each tau_k (rows in order). A bounds every |amount|: the
+    largest over the rows of |capacity - least| and |capacity - largest| of the row's amounts
+    over the segments of every window (from the block extrema bm and bn of B segments when
+    given: the blocks meeting those segments, a sixteenth of the reads; else from res); a row's
+    window maxima are computed only for the properties whose minimum those bounds do not show
+    met at every start or whose largest amount reaches the least lowest threshold (the
+    others' counts are constants, their sums nothing).
+    With b the first k with C_b >= count and a = b - 1 (C, S = 0 for a = -1; no such b:
+    undecided), the count largest sum to at most min(S_a + (count - C_a) tau_a,
+    S_b - (C_b - count) tau_b) (the values below tau_a, resp. the values at or above tau_b
+    left out) and at least S_a + (count - C_a) (S_b - S_a) / (C_b - C_a) (the largest of a
+    band average at least its mean). Widened by mu = (count + 4) (n + 4)**2 2**-50 max(A,
+    |tau_a|, |tau_b|) (over twice every rounding error of these sums and of block_screen's own
+    sum, largest first, so each rounded comparison below holds for block_screen's sum): a
+    property whose bound above is below d_i - count tau_i misses its total, one whose bound
+    below reaches it does not, any other leaves the start undecided (as a start where no
+    total is missed). Several missed: the largest relative shortfall must be proven (its
+    least one above every other's largest), else undecided. GIL released. Twin:
+    coalloc.collective._reference.search.bound_screen."""
+    cdef Py_ssize_t S = st.shape[0], n = nd.shape[0], m = res.shape[1], K = t.shape[0]
+    cdef Py_ssize_t s, jj, i, k, q, g, c, r, prev, ns, G, kmin, kmax, span, ne, levels
+    cdef Py_ssize_t decided = 0, least, bi
+    cdef int pct[_BOUND_K]
+    pct[0] = 60; pct[1] = 70; pct[2] = 85; pct[3] = 100; pct[4] = 115; pct[5] = 130
+    pct[6] = 150
+    if res.shape[2] != K:
+        raise ValueError("reserved must have one column per breakpoint of times")
+    if S and K == 0:
+        raise ValueError("times must not be empty")
+    for jj in range(n):
+        if nd[jj] < 0 or nd[jj] >= res.shape[0]:
+            raise ValueError("nodes must index rows of reserved")
+    for s in range(1, S):
+        if not (st[s] >= st[s - 1]):
+            raise ValueError("starts must be non-decreasing")
+    if p.shape[0] != n or p.shape[1] != m:
+        raise ValueError("cap must be (n, m), e and d of length m")
+    if stride < 1 or group < 1:
+        raise ValueError("stride and group must be >= 1")
+    cdef bint blocks = bm is not None
+    if blocks != (bn is not None):
+        raise ValueError("bm and bn go together")
+    if B < 1:
+        raise ValueError("B must be >= 1")
+    if blocks and (bm.shape[0] != res.shape[0] or bm.shape[1] != m
+                   or bm.shape[2] != (K + B - 1) // B or bn.shape[0] != res.shape[0]
+                   or bn.shape[1] != m or bn.shape[2] != bm.shape[2]):
+        raise ValueError("block extrema must be (N, m, ceil(K / B))")
+    cdef ScreenArgs sa = _screen_args(demand, out, S, m)
+    if S == 0 or n == 0 or m == 0:
+        return 0
+    cdef Py_ssize_t count = sa.count
+    cdef Py_ssize_t c0, c1
+    cdef const double* dd = sa.d
+    cdef const double* tl = sa.tol
+    cdef vector[double] elo, tau, ts, wm, av, Sm, A, fw, bw, buf, xs, ys
+    cdef Py_ssize_t W, Lmax
+    cdef bint herk
+    cdef vector[int64_t] okv, C, meet, meetc
+    cdef vector[char] alw, rch
+    cdef vector[double] tmin
+    cdef int64_t eligc
+    cdef double x, al, ah
+    cdef vector[Py_ssize_t] lo, hi, lev, off
+    cdef double a, y
+    cdef int64_t okq
+    cdef const double* tk
+    cdef const double* rowp
+    G = (S + group - 1) // group
+    ns = (n + stride - 1) // stride
+    gst = np.empty(G)
+    snd = np.empty(ns, dtype=np.int64)
+    cdef double[::1] gv = gst
+    cdef int64_t[::1] sv = snd
+    for g in range(G):
+        gv[g] = st[g * group]
+    for q in range(ns):
+        sv[q] = nd[q * stride]
+    wbs = np.empty((G, ns, m))
+    window_max_rows(t, res, snd, gst, duration, wbs)
+    cdef const double[:, :, ::1] wb = wbs
+    with nogil:
+        elo.resize(m)
+        for i in range(m):
+            elo[i] = sa.e[i] - tl[i]
+        # the thresholds per (group, property), largest first
+        tau.resize(G * m * _BOUND_K)
+        buf.resize(ns)
+        okv.resize(ns if ns > S else S)
+        for g in range(G):
+            ne = 0
+            for q in range(ns):
+                okq = 1
+                for i in range(m):
+                    if not (p[q * stride, i] - wb[g, q, i] >= elo[i]):
+                        okq = 0
+                okv[q] = okq
+                ne += okq
+            for i in range(m):
+                c = 0
+                for q in range(ns):
+                    if okv[q]:
+                        buf[c] = -(p[q * stride, i] - wb[g, q, i])
+                        c += 1
+                prev = 0
+                for k in range(_BOUND_K):
+                    if c == 0:
+                        tau[(g * m + i) * _BOUND_K + k] = INFINITY
+                        continue
+                    r = (count * pct[k]) // (100 * stride)
+                    r = 1 if r < 1 else (c if r > c else r)
+                    if r - 1 >= prev:
+                        nth_element(&buf[0] + prev, &buf[0] + (r - 1), &buf[0] + c)
+                        prev = r
+                    tau[(g * m + i) * _BOUND_K + k] = -buf[r - 1]
+        ts.resize(m * _BOUND_K * S)
+        for s in range(S):
+            g = s // group
+            for i in range(m):
+                for k in range(_BOUND_K):
+                    ts[(i * _BOUND_K + k) * S + s] = tau[(g * m + i) * _BOUND_K + k]
+        # one pass over the rows: each row's window maxima at every start, then the counts
+        lo.resize(S); hi.resize(S); lev.resize(S); off.resize(S)
+        levels = _windows(t, st, duration, &lo[0], &hi[0], &lev[0], &off[0])
+        kmin = lo[0]
+        for s in range(S):
+            if lo[s] < kmin:
+                kmin = lo[s]
+        kmax = hi[S - 1]
+        for s in range(S):
+            if hi[s] > kmax:
+                kmax = hi[s]
+        span = kmax - kmin
+        W = hi[0] - lo[0]
+        Lmax = W
+        for s in range(S):
+            if hi[s] - lo[s] < W:
+                W = hi[s] - lo[s]
+            if hi[s] - lo[s] > Lmax:
+                Lmax = hi[s] - lo[s]
+        # the sparse table up to 16 segments a window (at most 4 passes), else van Herk's
+        # two passes when the windows' lengths allow it
+        herk = levels > 4 and Lmax <= 2 * W
+        fw.resize(levels * span + 1 if levels * span + 1 > span + 1 else span + 1)
+        bw.resize(span + 1)
+        wm.resize(m * S); av.resize(m * S); A.assign(m, 0.0)
+        meet.assign(m * S, 0)
+        C.assign(m * _BOUND_K * S, 0)
+        Sm.assign(m * _BOUND_K * S, 0.0)
+        alw.resize(m); rch.resize(m); tmin.resize(m); meetc.assign(m, 0)
+        for i in range(m):  # the lowest threshold of any start
+            tmin[i] = INFINITY
+            for s in range(S):
+                tmin[i] = _mn(tmin[i], ts[(i * _BOUND_K + _BOUND_K - 1) * S + s])
+        for s in range(S):
+            sa.elig[s] = 0
+        eligc = 0
+        c0 = kmin // B
+        c1 = (kmax - 1) // B + 1
+        for jj in range(n):
+            if jj + 1 < n:  # the next node's amounts and block extrema, ahead
+                for i in range(m):
+                    coalloc_prefetch(&res[nd[jj + 1], i, kmin], span)
+                    if blocks:
+                        coalloc_prefetch(&bm[nd[jj + 1], i, c0], c1 - c0)
+                        coalloc_prefetch(&bn[nd[jj + 1], i, c0], c1 - c0)
+            for i in range(m):
+                # the row's least and largest amount over the segments of every window
+                # bound its amounts at every start: its window maxima are computed (a sparse
+                # table, log2 of the longest window passes over the span, two entries per
+                # window: the same maxima) only when its minimum is not met at every start
+                # or it can reach the lowest threshold of some start
+                if blocks:  # the blocks meeting the span (coarser, a sixteenth of the reads)
+                    coalloc_minmax(&bn[nd[jj], i, c0], c1 - c0, &x, &al)
+                    coalloc_minmax(&bm[nd[jj], i, c0], c1 - c0, &ah, &y)
+                else:
+                    coalloc_minmax(&res[nd[jj], i, kmin], span, &x, &y)
+                al = p[jj, i] - y
+                ah = p[jj, i] - x
+                A[i] = _mx(_mx(A[i], fabs(ah)), fabs(al))
+                alw[i] = al >= elo[i]
+                rch[i] = ah >= tmin[i]
+                meetc[i] += alw[i]
+                if (not alw[i] or rch[i]) and herk:  # long windows: two passes
+                    _row_herk(&res[nd[jj], i, kmin], span, W, &lo[0], &hi[0], kmin, S, &fw[0],
+                              &bw[0], &wm[i * S])
+                elif not alw[i] or rch[i]:
+                    _row_maxima(&res[nd[jj], i, 0], kmin, span, levels, &lo[0], &lev[0],
+                                &off[0], 0, S, &fw[0], &wm[i * S], 1)
+            coalloc_bound_node(S, m, _BOUND_K, &wm[0], &p[jj, 0], &elo[0], &ts[0], &alw[0],
+                               &rch[0], &av[0], &okv[0], &meet[0], sa.elig, &eligc, &C[0],
+                               &Sm[0])
+        for s in range(S):
+            sa.elig[s] += eligc
+            for i in range(m):
+                meet[i * S + s] += meetc[i]
+        xs.resize(m); ys.resize(m)
+        for s in range(S):
+            if sa.elig[s] < count:
+                least = n + 1
+                bi = 0
+                for i in range(m):
+                    if meet[i * S + s] < least:
+                        least = meet[i * S + s]
+                        bi = i
+                sa.code[s] = 1
+                sa.prop[s] = bi
+                sa.val[s] = <double>least
+                decided += 1
+                continue
+            sa.code[s] = _bound_decide(s, S, n, m, count, dd, tl, &ts[0], &C[0], &Sm[0],
+                                       &A[0], &xs[0], &ys[0], &sa.prop[s])
+            if sa.code[s] == 2:
+                sa.val[s] = NAN
+                decided += 1
+    return decided

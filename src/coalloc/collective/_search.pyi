@@ -176,3 +176,22 @@ def decrease_starts(
 ) -> int:
     """``c``: ``lo`` and the breakpoints in ``(lo, hi]`` where a reserved amount of ``nodes``
     falls go to ``out[:c]``."""
+
+def bound_screen(
+    times: F64,  # IN (K,)
+    reserved: F64,  # IN (N, m, K)
+    nodes: I64,  # IN (n,)
+    starts: F64,  # IN (S,) non-decreasing
+    duration: float,  # IN
+    cap: F64,  # IN (n, m) capacities of the rows nodes
+    demand: Demand,  # IN e, d (m,), count, tol (m,)
+    stride: int,  # IN every stride-th row sampled for the thresholds (>= 1)
+    group: int,  # IN starts per set of thresholds (>= 1)
+    out: ScreenOut,  # OUT code (-1 undecided, 1, 2), elig, prop, value (S,)
+    bm: F64 | None = None,  # IN (N, m, ceil(K / B)) block maxima (the rows' bounds from them)
+    bn: F64 | None = None,  # IN (N, m, ceil(K / B)) block minima (with bm)
+    B: int = 1,  # IN segments per block
+) -> int:
+    """block_screen's code and property at the starts the bounds decide (codes 1 and 2; -1:
+    undecided), without every node's window maxima held or sorted (issue 40, h53coll);
+    returns the starts decided."""

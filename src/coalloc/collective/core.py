@@ -198,6 +198,21 @@ class Kernels:
                                          *(() if bn is None else (_f64(bn),)))  # fmt: skip
         return (*out, int(rows))
 
+    def bound_screen(self, times, reserved, nodes, starts, duration, cap, e, d, count, stride,
+                     group, tol=None, extrema=None):
+        """``(code, eligible, prop, value, decided)``: :meth:`block_screen`'s code and property
+        at the starts the bounds decide (codes 1 and 2, ``value`` NaN for 2; -1: undecided),
+        without every node's window maxima held or sorted (kernel ``bound_screen``, issue
+        40); ``decided``: how many starts. ``extrema``: ``(bm, bn, B)``, the block maxima and
+        minima of ``B`` segments (the rows' bounds from them: fewer reads)."""
+        reserved, nodes, starts = _f64(reserved), _i64(nodes), _f64(starts)
+        out = _screen_out(starts.shape[0])
+        demand = Demand(_f64(e), _f64(d), count, self._tol(tol, reserved.shape[1]))
+        more = () if extrema is None else (_f64(extrema[0]), _f64(extrema[1]), int(extrema[2]))
+        got = self.module.bound_screen(_f64(times), reserved, nodes, starts, float(duration),
+                                       _f64(cap), demand, int(stride), int(group), out, *more)
+        return (*out, int(got))
+
     def weighted_screen(self, tmax, cap, e, d, count, code, tol=None):
         """``code`` (a copy) with 3 where the equal weights prove a start that passed the
         screens (code 0) has no set (kernel ``weighted_screen``, issue 40)."""

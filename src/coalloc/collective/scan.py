@@ -42,8 +42,11 @@ from .._shared import params as checks
 from .._shared.constraints import checked
 from .._shared.docs import filled
 from .._shared.seeding import check_seed
+from . import _bounded
 from ._exact_sets import best_subset, enumerate_best, feasible_subset
 from ._heuristic_sets import dual_cuts, greedy_starts, improve, large_search, proven_by
+from ._ledger import MAX_LISTED as _MAX_LISTED
+from ._ledger import Ledger, answer_message, impossible
 from ._order import demand_first
 from .core import (
     CallReport,
@@ -62,7 +65,6 @@ from .result import CoallocationResult, stopped_result
 __all__ = ["scan"]
 
 
-_MAX_LISTED = 50
 #: The largest block of candidate starts whose window maxima are held at once.
 _MAX_BLOCK = 512
 #: The smallest such block when windows are short: at most ``max(this, 2 W)`` starts, ``W``
@@ -224,7 +226,7 @@ class _Scan:
         self.tol, self.elo, self.dlo = prob.tol, prob.elo, prob.dlo
         self.counters = {"starts": 0, "enumerated": 0, "swap_rounds": 0, "solver_calls": 0}
         self.nodes = prob.matching
-        self.ledger = _Ledger(pool.names, self.n, self.d)
+        self.ledger = Ledger(pool.names, self.n, self.d)
         self.unknown = 0
         self.first_undecided = None  # the first start an integer program left undecided
         self.helper = None  # the paper's heuristic's answer (portfolio), once it has run
@@ -244,7 +246,7 @@ class _Scan:
         first start with a set (:meth:`polish`), and its answer; or the rejection written by
         the ledger when no start admits a set."""
         prob, pool, request, n = self.prob, self.pool, self.request, self.n
-        reason = _impossible(prob, pool, n)
+        reason = impossible(prob, pool, n)
         if reason is not None:
             return rejected(prob, self.report(self.counters), reason, proven=True)
         self.prepare()
@@ -260,7 +262,7 @@ class _Scan:
                 rows, exact_u = self.polish(t, el, a, tm, cp, rows)
                 self.clock.lap("portfolio")
             proven = self.unknown == 0
-            message = _answer_message(t, proven, self.unknown, self.first_undecided,
+            message = answer_message(t, proven, self.unknown, self.first_undecided,
                                       factor(d, tm[rows], cp[rows]), exact_u)  # fmt: skip
             result = self.make(t, self.nodes[el[rows]], tm[rows], proven, message=message)
             if self.reserve:
@@ -312,6 +314,7 @@ class _Scan:
         fuse = _FUSE_SHARE * (n + n // 2 + 1) <= nodes.size  # window_screen on later blocks
         if fuse:  # it holds no window maxima of every node: the longest blocks pay most
             largest = max(_MAX_BLOCK, block)
+        bounds, failed = _bounded.ON and segs <= _bounded.SEGS, 0.0  # failed: last block's
         while pos < starts.size:
             interrupt.check()  # a batch's timeout or cancellation
             b = starts[pos : pos + size]
@@ -324,6 +327,7 @@ class _Scan:
             # first start alone is cheaper from the block maxima)
             early = size <= block and not (size > 1 and prune and fuse)
             started = time.perf_counter()  # the block's pace (the next block's size, timed)
+            got = None  # bound_screen's outputs (_bounded.bounded)
             if early and self.backend == "compiled":
                 # the first starts: whole blocks of the windows from the pool's block maxima
                 times, res, bm = pool._block_maxima()
@@ -338,11 +342,17 @@ class _Scan:
                 else:
                     (times, res, bm), bn = pool._block_maxima(), None
                 tm_block = None
+            elif (bounds and failed >= _bounded.SHARE and not early  # bounds first, unless
+                  and 2 * (_MAX_LISTED - len(self.ledger.listed)) < b.size):  # listed
+                times, res = pool._state
+                got = _bounded.bounded(self, times, res, b, prune)
             else:
                 times, res = pool._state  # one read: the grid and its amounts together
                 tm_block = ker.window_max_rows(times, res, nodes, b, request.duration)
-            off = 0  # tm_block[s - off]: the window maxima at b[s]
-            if tm_block is None:
+            off, at = 0, None  # tm_block[s - off] (or [at[s]]): the window maxima at b[s]
+            if got is not None:
+                codes, elig, props, vals, tm_block, at, bounds = got
+            elif tm_block is None:
                 codes, elig, props, vals, _ = ker.window_screen(times, res, bm, BLOCK, nodes, b,
                                                                 request.duration, cap, e, d, n,
                                                                 _SUB, tol=tol, bn=bn)  # fmt: skip
@@ -371,9 +381,10 @@ class _Scan:
                     tm_block, off = ker.window_max_rows(times, res, nodes, b[s:],
                                                         request.duration), s  # fmt: skip
                     fuse = False
-                yield b[s], tm_block[s - off]
+                yield b[s], tm_block[s - off if at is None else at[s]]
             note_screened(b[q:], codes[q:], elig[q:], props[q:], vals[q:])
             counters["starts"] += b.size - q
+            failed = float(np.mean((codes == 1) | (codes == 2))) if codes.size else 0.0
             clock.lap("window_max")
             pos += size
             size = block if pos == 1 else min(size * 8, largest)
@@ -651,121 +662,6 @@ class _Best:
         if u > self.u:
             self.rows, self.u = r.copy(), u
             self.scan.offer_rows(self.t, self.scan.nodes[self.el[r]], self.tm[r])
-
-
-def _impossible(prob: Problem, pool: ResourcePool, n: int) -> Optional[dict]:
-    """The rejection that holds at any time (a proof), or None: fewer than ``n`` nodes match
-    the labels and have the minimums as capacity, or the ``n`` largest capacities of a
-    property miss its total."""
-    names, nodes, elo = pool.names, prob.matching, prob.elo
-    if nodes.size < n:
-        lab = int(prob.label_ok.sum())
-        short = [names[i] for i in range(len(names))
-                 if np.sum(pool.capacity[prob.label_ok, i] < elo[i]) > 0]  # fmt: skip
-        return {"reason": "too_few_matching", "label_matches": lab, "matching": int(nodes.size),
-                "needed": n, "capacity_short": short, "message":
-                f"impossible: {lab} nodes match the labels, {nodes.size} of them have the "
-                f"per-resource minimums as capacity; {n} needed"}  # fmt: skip
-    top = -np.sort(-pool.capacity[nodes], axis=0)[:n].sum(axis=0)
-    if np.any(top < prob.dlo):
-        i = int(np.flatnonzero(top < prob.dlo)[0])
-        return {"reason": "capacity", "property": names[i], "total": float(prob.d[i]),
-                "best": float(top[i]), "message": f"impossible at any time: the {n} largest "
-                f"capacities of {names[i]!r} sum to {top[i]:g} < total {prob.d[i]:g}"}  # fmt: skip
-    return None
-
-
-def _answer_message(t: float, proven: bool, unknown: int, first_undecided: Optional[float],
-                    u: float, exact_u: bool) -> str:
-    """The answer's message: its start, proven earliest or not (the undecided starts), and
-    its utilisation factor ``u``, enumerated maximal or not."""
-    return (f"start {float(t):g} s "
-            + ("proven earliest (every earlier candidate start fails a screen, the "
-               "enumeration or the integer program)" if proven else
-               f"found; not proven earliest ({unknown} earlier start(s) undecided by "
-               f"the integer program within program_time_limit; none is earlier than "
-               f"{first_undecided:g} s)")
-            + f"; utilisation factor {u:.6g}"
-            + (" (maximal there: every set enumerated)" if exact_u else
-               " (not proven maximal)"))  # fmt: skip
-
-
-class _Ledger:
-    """The scan's record of rejected starts: counts by check (``summary``) and by (check,
-    property) (``binding``), and the first :data:`_MAX_LISTED` entries (``listed``), from which
-    :meth:`reason` writes the rejection of a request no start admits."""
-
-    _SCREENS = ("minimum", "total")
-
-    def __init__(self, names: tuple, n: int, d: np.ndarray) -> None:
-        self.names, self.n, self.d = names, n, d
-        self.listed: list = []
-        self.summary = {"minimum": 0, "total": 0, "combination": 0, "undecided": 0}
-        self.binding: dict = {}
-
-    def note(self, entry: dict) -> None:
-        """Record one start's rejection (``entry``: start, check, property)."""
-        self.summary[entry["check"]] += 1
-        key = (entry["check"], entry.get("property"))
-        self.binding[key] = self.binding.get(key, 0) + 1
-        if len(self.listed) < _MAX_LISTED:
-            self.listed.append(entry)
-
-    def screened(self, b, codes, elig, props, vals) -> None:
-        """Record the starts ``b`` (screen codes 1 and 2) at once: counts by check and
-        property, and the first entries of the list."""
-        names, listed = self.names, self.listed
-        if codes.size:
-            keys = codes * len(names) + props  # (check, property) pairs, by first occurrence
-            uniq, first, cnt = np.unique(keys, return_index=True, return_counts=True)
-            for q in np.argsort(first, kind="stable").tolist():
-                c, i = divmod(int(uniq[q]), len(names))
-                self.summary[self._SCREENS[c - 1]] += int(cnt[q])
-                key = (self._SCREENS[c - 1], names[i])
-                self.binding[key] = self.binding.get(key, 0) + int(cnt[q])
-        for c in range(min(codes.size, _MAX_LISTED - len(listed))):
-            t, i = float(b[c]), int(props[c])
-            if codes[c] == 1:
-                listed.append({"start": t, "check": "minimum", "property": names[i],
-                               "eligible": int(elig[c]), "meeting_property": int(vals[c]),
-                               "needed": self.n})  # fmt: skip
-            else:
-                listed.append({"start": t, "check": "total", "property": names[i],
-                               "best": float(vals[c]), "total": float(self.d[i])})  # fmt: skip
-
-    def reason(self, request: CollectiveRequest, starts: np.ndarray, unknown: int) -> dict:
-        """The rejection when no start admits a set: the counts, the check most often
-        binding, the first entries, and the proof (every start decided) or its absence."""
-        binding, listed = self.binding, self.listed
-        (kind, prop), _ = (max(binding.items(), key=lambda kv: kv[1]) if binding
-                           else ((None, None), 0))  # fmt: skip
-        words = {"minimum": "per-resource minimum", "total": "total", "combination":
-                 "no combination of N eligible resources meets every total", "undecided":
-                 "undecided (program_time_limit)"}  # fmt: skip
-        what = words.get(kind, "")
-        if prop is not None:
-            what = f"{what} of {prop!r}"
-        reason = {"reason": "no_start", "starts_checked": int(starts.size),
-                  "window": [request.earliest_start, request.latest_start], "summary": self.summary,
-                  "binding": {"check": kind, "property": prop}, "per_start": listed,
-                  "truncated": max(0, int(starts.size) - len(listed)), "message":
-                  f"no admissible solution at any of {starts.size} candidate starts in "
-                  f"[{request.earliest_start:g}, {request.latest_start:g}]; most often binding: "
-                  f"{what}"}  # fmt: skip
-        if unknown == 0:  # the proof: every candidate start was decided
-            reason["message"] += (
-                f". Proof: the scan is exhaustive: every one of the {starts.size} candidate "
-                "starts (the window's opening and each time a reserved amount falls, the only "
-                "possible earliest starts) fails a necessary screen (per-resource minimum, the N "
-                "largest amounts against a total), a complete enumeration of the eligible sets, "
-                "a weighted-sum (Lagrangian) certificate or an integer program proven infeasible"
-            )  # fmt: skip
-        else:
-            reason["message"] += (
-                f"; not a proof: {unknown} start(s) left undecided by the integer program within "
-                "program_time_limit"
-            )  # fmt: skip
-        return reason
 
 
 #: The scan's parameters and their defaults, all passed on: a call stopped before any answer

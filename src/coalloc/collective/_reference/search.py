@@ -38,7 +38,8 @@ from ..core import ScreenOut
 
 __all__ = ["Xoshiro256", "window_max", "window_max_rows", "window_max_blocks", "screen",
            "weighted_screen", "block_screen", "pruned_screen", "window_screen", "scan_screen",
-           "select_and_swap", "phase5", "swap_search", "decrease_starts"]  # fmt: skip
+           "select_and_swap", "phase5", "swap_search", "decrease_starts",
+           "bound_screen"]  # fmt: skip
 
 
 def window_max(times, reserved, starts, duration, out):
@@ -880,3 +881,176 @@ def window_max_blocks(times, reserved, bm, B, nodes, starts, duration, out):
         k0 = max(int(np.searchsorted(times, starts[s], side="right")) - 1, 0)
         k1 = int(np.searchsorted(times, starts[s] + duration, side="left"))
         out[s] = reserved[nodes, :, k0 : max(k1, k0 + 1)].max(axis=2)
+
+
+#: bound_screen's thresholds: ranks ``count * pct // (100 stride)`` of the sampled amounts.
+_BOUND_PCT = (60, 70, 85, 100, 115, 130, 150)
+
+
+def _bound_thresholds(a0, elo, count, stride):
+    """bound_screen's thresholds (m, K) from the sampled rows' amounts ``a0`` (ns, m) at a
+    group's first start: the r_k-th largest eligible amount per property (+inf: none)."""
+    ok = np.all(a0 >= elo, axis=1)
+    m, kk = a0.shape[1], len(_BOUND_PCT)
+    out = np.full((m, kk), np.inf)
+    c = int(ok.sum())
+    if c == 0:
+        return out
+    for i in range(m):
+        v = np.sort(a0[ok, i])[::-1]
+        for k, pc in enumerate(_BOUND_PCT):
+            r = min(max((count * pc) // (100 * stride), 1), c)
+            out[i, k] = v[r - 1]
+    return out
+
+
+def _bound_decide(Cs, Ss, A, ts, n, count, d, tl):
+    """bound_screen's decision at one start (its counts ``Cs``, sums ``Ss`` (m, K), the bound
+    ``A`` (m,) on every |amount|, thresholds ``ts`` (m, K)): ``(2, prop)`` or ``(-1, -1)``."""
+    m, kk = Cs.shape
+    xs, ys = [None] * m, [None] * m
+    nshort = 0
+    for i in range(m):
+        b = next((k for k in range(kk) if Cs[i, k] >= count), kk)
+        if b == kk:
+            return -1, -1
+        a = b - 1
+        sa_, ca = (0.0, 0) if a < 0 else (float(Ss[i, a]), int(Cs[i, a]))
+        ub = float(Ss[i, b]) - float(int(Cs[i, b]) - count) * float(ts[i, b])
+        if a >= 0:
+            ub = min(sa_ + float(count - ca) * float(ts[i, a]), ub)
+        lb = sa_ + float(count - ca) * ((float(Ss[i, b]) - sa_) / float(int(Cs[i, b]) - ca))
+        ap = max(float(A[i]), abs(float(ts[i, b])))
+        if a >= 0:
+            ap = max(ap, abs(float(ts[i, a])))
+        mu = float(count + 4) * (float(n + 4) * float(n + 4)) * 8.881784197001252e-16 * ap
+        x, y = ub + mu, lb - mu
+        dlo = float(d[i]) - float(count) * float(tl[i])
+        if x < dlo:
+            xs[i], ys[i] = x, y
+            nshort += 1
+        elif not y >= dlo:
+            return -1, -1
+    short = [i for i in range(m) if xs[i] is not None]
+    if not short:
+        return -1, -1
+    if len(short) == 1:
+        return 2, short[0]
+    if any(not d[i] > 0 for i in short):
+        return -1, -1
+    best, bestrl = -1, 0.0
+    for i in short:
+        rl = (float(d[i]) - xs[i]) / float(d[i])
+        if best < 0 or rl > bestrl:
+            best, bestrl = i, rl
+    for j in short:
+        if j != best and not bestrl > (float(d[j]) - ys[j]) / float(d[j]):
+            return -1, -1
+    return 2, best
+
+
+def bound_screen(times, reserved, nodes, starts, duration, cap, demand, stride, group, out,
+                 bm=None, bn=None, B=1):
+    """block_screen's code and property at the starts the bounds decide (twin of the
+    kernel's ``bound_screen``, issue 40, h53coll; see its docstring for the bounds).
+
+    Every start gets ``elig`` (exact); ``code`` 1 (exact, as block_screen's), 2 (a total
+    proven missed; ``prop`` as block_screen's, ``value`` NaN) or -1 (undecided: ``prop``
+    -1, ``value`` 0).
+
+    Parameters
+    ----------
+    times, reserved, nodes, starts, duration
+        As for :func:`window_max_rows` (IN; ``starts`` non-decreasing).
+    cap, demand, out
+        As for :func:`block_screen` (``cap``: the rows ``nodes``; IN and OUT).
+    stride, group : int
+        IN: every ``stride``-th row sampled for the thresholds, one set of thresholds per
+        ``group`` starts (from the group's first start); both >= 1.
+    bm, bn, B : optional
+        IN: the block maxima and minima of ``B`` segments (as :func:`window_screen` takes
+        them): the rows' bounds over the windows' segments from the blocks meeting them
+        (looser, fewer reads), else from the amounts.
+
+    Returns
+    -------
+    int
+        The starts decided (codes 1 and 2).
+    """
+    times = np.asarray(times, dtype=np.float64)
+    reserved = np.asarray(reserved, dtype=np.float64)
+    nodes = np.asarray(nodes, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.float64)
+    cap = np.asarray(cap, dtype=np.float64)
+    S, n, m = starts.shape[0], nodes.shape[0], reserved.shape[1]
+    if reserved.shape[2] != times.shape[0]:
+        raise ValueError("reserved must have one column per breakpoint of times")
+    if S and times.shape[0] == 0:
+        raise ValueError("times must not be empty")
+    if n and (nodes.min() < 0 or nodes.max() >= reserved.shape[0]):
+        raise ValueError("nodes must index rows of reserved")
+    if S > 1 and not np.all(starts[1:] >= starts[:-1]):
+        raise ValueError("starts must be non-decreasing")
+    if cap.shape != (n, m):
+        raise ValueError("cap must be (n, m), e and d of length m")
+    if stride < 1 or group < 1:
+        raise ValueError("stride and group must be >= 1")
+    e, d, count, tol = demand
+    code, elig, prop, value = out
+    tl = _tol(tol, m)
+    _outs(S, code, elig, prop, value)
+    code[:], elig[:], prop[:], value[:] = 0, 0, -1, 0.0
+    if S == 0 or n == 0 or m == 0:
+        return 0
+    d = np.asarray(d, dtype=np.float64)
+    elo = np.asarray(e, dtype=np.float64) - tl
+    tm = np.empty((S, n, m))
+    window_max_rows(times, reserved, nodes, starts, duration, tm)
+    a = cap[None] - tm  # (S, n, m): the amounts, the kernel's doubles
+    kk = len(_BOUND_PCT)
+    ts = np.empty((S, m, kk))
+    for s0 in range(0, S, group):
+        ts[s0 : s0 + group] = _bound_thresholds(a[s0, ::stride], elo, count, stride)
+    okm = a >= elo  # (S, n, m)
+    ok = np.all(okm, axis=2)
+    meet = okm.sum(axis=1)
+    # the largest |amount| bound per property: every row's least and largest amount over the
+    # segments of every window (the kernel's, which skips rows those bounds settle)
+    k0 = np.maximum(np.searchsorted(times, starts, side="right") - 1, 0)
+    k1 = np.maximum(np.searchsorted(times, starts + duration, side="left"), k0 + 1)
+    if (bm is None) != (bn is None):
+        raise ValueError("bm and bn go together")
+    if B < 1:
+        raise ValueError("B must be >= 1")
+    if bm is None:
+        span = reserved[nodes][:, :, k0.min() : k1.max()]
+        lo, hi = span.min(axis=2), span.max(axis=2)
+    else:
+        nblk = -(-times.shape[0] // B)
+        if np.shape(bm) != (reserved.shape[0], m, nblk) or np.shape(bn) != np.shape(bm):
+            raise ValueError("block extrema must be (N, m, ceil(K / B))")
+        c0, c1 = k0.min() // B, (k1.max() - 1) // B + 1
+        lo = np.asarray(bn, dtype=np.float64)[nodes][:, :, c0:c1].min(axis=2)
+        hi = np.asarray(bm, dtype=np.float64)[nodes][:, :, c0:c1].max(axis=2)
+    A = np.maximum(np.abs(cap - lo), np.abs(cap - hi))
+    A = np.maximum(A.max(axis=0), 0.0)  # (m,)
+    C = np.zeros((S, m, kk), dtype=np.int64)
+    Ss = np.zeros((S, m, kk))
+    for j in range(n):  # rows in order: the kernel's sums
+        x = a[:, j, :, None]
+        hit = ok[:, j, None, None] & (x >= ts)
+        C += hit
+        Ss = Ss + np.where(hit, x, 0.0)
+    decided = 0
+    for s in range(S):
+        elig[s] = int(ok[s].sum())
+        if elig[s] < count:
+            bi = min(range(m), key=lambda i: (meet[s, i], i))
+            code[s], prop[s], value[s] = 1, bi, float(meet[s, bi])
+            decided += 1
+            continue
+        code[s], prop[s] = _bound_decide(C[s], Ss[s], A, ts[s], n, count, d, tl)
+        if code[s] == 2:
+            value[s] = np.nan
+            decided += 1
+    return decided
