@@ -322,6 +322,7 @@ def bisect_map(
     subset: np.ndarray,
     share: np.ndarray,
     full: bool = True,
+    spectral: bool = True,
 ) -> np.ndarray:
     """Recursive bisection of ``level`` onto the processors ``subset`` (increasing indices,
     i.e. in hierarchy order); returns the processor index of every vertex.
@@ -339,6 +340,9 @@ def bisect_map(
     full : bool, default True
         Splits across links slower than the fastest ones get three growing seeds and the
         spectral split; otherwise (and always across the fastest links) one seed.
+    spectral : bool, default True
+        False: those splits get the three growing seeds without the spectral split (its
+        eigensolve is most of a fine bisection's time; issue 40, h53tmap).
 
     Returns
     -------
@@ -375,7 +379,7 @@ def bisect_map(
         target = level.vw[verts].sum() * left_cap / total_cap
         slow = full and gap[s - 1] > fast * (1 + 1e-9)
         slow = slow and verts.shape[0] > 8  # a few tasks: one seed and FM suffice
-        inside = grow(level, verts, target, 3 if slow else 1, slow)
+        inside = grow(level, verts, target, 3 if slow else 1, slow and spectral)
         stack.append((verts[~inside], s, hi))
         stack.append((verts[inside], lo, s))
     return m

@@ -80,6 +80,7 @@ from .._shared.params import offer_incumbent, time_left, time_up
 from .._shared.seeding import check_seed
 from .bisection import bisect_map
 from .bounds import lower_bound
+from .grownstarts import grown_fine_starts
 from .hierarchy import Topology, hierarchy_order, topology
 from .levels import TaskLevel, coarsen_level
 from .model import ResourceGraph, TaskGraph, check_graphs
@@ -103,6 +104,11 @@ _FINE_WORK = 24_000
 #: carried 1.5-2.3x the volume x distance on the stencils that meet the bound (48x48 on
 #: 4x4x8: 205.8 at T = 1 s, 88.3 untimed, the best peer's 88.3). False: skipped, as before.
 LIGHTER_TIMED = True
+
+#: Under a time limit, after the best coarse start's refinement, the starts on all the
+#: processors are bisected again on the finest graph from growing seeds alone and offered
+#: to the time limit (:mod:`~coalloc.taskmap.grownstarts`, h53tmap). False: not run.
+GROWN_TIMED = True
 
 #: Bottleneck moves per slice of the finish at a deadline (:func:`_finish`): the clock is
 #: read between slices (a move costs about 0.2 ms on 100 tasks, a few ms on large levels).
@@ -428,12 +434,14 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     starts.sort(key=lambda x: x[:4])
     t2 = time.perf_counter()
     best = None
-    for start, tops in _plan(starts, params["keep"], coarsest, topo.P, tasks.n):
+    for k, (start, tops) in enumerate(_plan(starts, params["keep"], coarsest, topo.P, tasks.n)):
         for top in tops:
             found = _refined_start(topo, levels, start, top, tasks.n, params["max_moves"], inc,
                                    run)  # fmt: skip
             if best is None or found[0] < best[0] * (1 - 1e-12):
                 best = found
+            if GROWN_TIMED and inc.early_by is not None and k == 0 and top == tops[0] > 0:
+                grown_fine_starts(topo, fine, starts, inc, params["max_moves"])
     if paper is not None and paper[0] < best[0] * (1 - 1e-12):
         best = paper
     if first is not None and first[0] < best[0] * (1 - 1e-12):

@@ -1,0 +1,73 @@
+"""Under a time limit: the fine re-bisections without their eigensolves (issue 40, h53tmap).
+
+The multilevel mapper's best answers on the large hierarchical stencils come from a
+bisection of the *finest* graph onto all the processors (its cuts are straighter than a
+projected coarse cut), but with three growing seeds and a spectral split across every slow
+link such a bisection costs 0.5-1.5 s of CPU on 2,000-4,000 tasks, most of it the
+eigensolves (ARPACK in shift-invert mode, one per split). At ``T`` = 1 s on a loaded machine
+the run was stopped before any of them, with the coarse start's answer: stencil 48x48 on
+4x4x16 het 11.6-13 where SharedMap has 9.6, 64x64 on 4x8x8 het 8.2-8.4 where METIS has
+7.974. The same bisection from the growing seeds alone (FM after each) takes 0.05-0.3 s
+there and reaches 9.6 and 7.943 (the untimed run's answers).
+
+:func:`grown_fine_starts` runs them for the starts on all the processors (one per speed
+exponent, in the coarse ranking's order) right after the best coarse start is refined, and
+offers each to the time limit only (``_Incumbent.offer_early``): a run that ends before its
+deadline keeps the answer of the run without a time limit; a run the deadline stops returns
+the best of everything offered. Untimed calls never run it.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .bisection import bisect_map
+from .hierarchy import Topology
+from .levels import TaskLevel
+from .refinement import RefineState, cut_refine, refine
+
+__all__ = ["grown_fine_starts"]
+
+
+def grown_fine_starts(
+    topo: Topology, fine: TaskLevel, starts: list, inc, max_moves: Optional[int] = None
+) -> int:
+    """Bisect the finest graph again, growing only, for every start on all processors.
+
+    Parameters
+    ----------
+    topo : Topology
+        The processors in hierarchy order.
+    fine : TaskLevel
+        The finest level (the task graph).
+    starts : list
+        The multilevel mapper's coarse starts, ``(occupancy, -processors, -alpha, i, state,
+        share, subset)``, in the order to try them (the coarse ranking).
+    inc : multilevel._Incumbent
+        The run's incumbent; each refined mapping goes to its ``offer_early``.
+    max_moves : int, optional
+        Bottleneck moves of the refinement (default ``max(200, 4 x tasks)``, as a level's).
+
+    Returns
+    -------
+    int
+        The moves made (not counted in the run's own: its untimed answer does not have
+        them).
+    """
+    moves = 0
+    cap = max_moves if max_moves is not None else max(200, 4 * fine.n)
+    for start in starts:
+        share, sub = start[5], start[6]
+        if sub.shape[0] != topo.P:
+            continue
+        m = bisect_map(topo, fine, sub, share, full=True, spectral=False)
+        state = RefineState(topo, fine, m)
+        before = state.maximum()
+        moves += cut_refine(state, sub, share)
+        moves += refine(state, cap)
+        if state.maximum() > before * (1 + 1e-12):  # as a level does (multilevel)
+            state = RefineState(topo, fine, m)
+            moves += refine(state, cap)
+        inc.offer_early(state.maximum(), state.m, [before, state.maximum()], moves=moves,
+                        initial_processors=int(sub.shape[0]), initial_level=0)  # fmt: skip
+    return moves
