@@ -1,4 +1,4 @@
-"""Under a time limit: the fine re-bisections without their eigensolves (issue 40, h53tmap).
+"""Under a time limit: the fine re-bisections without eigensolves (issue 40, h53tmap).
 
 The multilevel mapper's best answers on the large hierarchical stencils come from a
 bisection of the *finest* graph onto all the processors (its cuts are straighter than a
@@ -7,8 +7,15 @@ link such a bisection costs 0.5-1.5 s of CPU on 2,000-4,000 tasks, most of it th
 eigensolves (ARPACK in shift-invert mode, one per split). At ``T`` = 1 s on a loaded machine
 the run was stopped before any of them, with the coarse start's answer: stencil 48x48 on
 4x4x16 het 11.6-13 where SharedMap has 9.6, 64x64 on 4x8x8 het 8.2-8.4 where METIS has
-7.974. The same bisection from the growing seeds alone (FM after each) takes 0.05-0.3 s
-there and reaches 9.6 and 7.943 (the untimed run's answers).
+7.974. Without the eigensolves it costs 0.05-0.5 s there: across the slow links each
+split tries the three growing seeds and, instead of the spectral split, the prefixes of the
+tasks sorted by the difference of their hop distances from two of the seeds
+(:func:`~coalloc.taskmap.bisection.grow` with ``differences=True``: on a grid box whose
+seeds are corners, one coordinate, so the prefixes are the straight slabs the spectral split
+finds), FM after each. On the five stencils the default lost at 1 s (load 7.5): 48x48 het
+9.6, 64x64 het 7.943, 16x16x16 on 4x4x16 19.2 and on 2x8x8 het 64 (the untimed run's
+answers) and 12x12x12 het 16 (untimed 15.75; the coarse path had 17.66). Growing alone (the
+first version) reached the first two only (16x16x16 25.6 and 85.3, 12x12x12 18.8).
 
 :func:`grown_fine_starts` runs them for the starts on all the processors (one per speed
 exponent, in the coarse ranking's order) right after the best coarse start is refined, and
@@ -32,7 +39,7 @@ __all__ = ["grown_fine_starts"]
 def grown_fine_starts(
     topo: Topology, fine: TaskLevel, starts: list, inc, max_moves: Optional[int] = None
 ) -> int:
-    """Bisect the finest graph again, growing only, for every start on all processors.
+    """Bisect the finest graph again, without eigensolves, for every start on all processors.
 
     Parameters
     ----------

@@ -106,8 +106,9 @@ _FINE_WORK = 24_000
 LIGHTER_TIMED = True
 
 #: Under a time limit, after the best coarse start's refinement, the starts on all the
-#: processors are bisected again on the finest graph from growing seeds alone and offered
-#: to the time limit (:mod:`~coalloc.taskmap.grownstarts`, h53tmap). False: not run.
+#: processors are bisected again on the finest graph without eigensolves (growing seeds and
+#: hop-distance differences) and offered to the time limit
+#: (:mod:`~coalloc.taskmap.grownstarts`, h53tmap). False: not run.
 GROWN_TIMED = True
 
 #: Bottleneck moves per slice of the finish at a deadline (:func:`_finish`): the clock is
