@@ -88,6 +88,7 @@ from .occupancy import max_occupancy, occupancy_graph
 from .refinement import RefineState, cut_refine, refine
 from .result import TaskMappingResult
 from .sumrefine import sum_refine
+from .swaprefine import swapped
 
 __all__ = ["map_multilevel", "hierarchy_order"]
 
@@ -379,6 +380,7 @@ def map_multilevel(
         best, t2 = _search(tasks, resources, topo, levels, inc, seed, params, rng, run)
     except _AtBound:  # a mapping met the lower bound: it is optimal, stop here
         return _answer_at_bound(inc, topo, levels, params, run, t0)
+    best = swapped(topo, fine, best, run)  # swaps at a bottleneck processor (h53tmap)
     if params["sum_refine"]:
         m_b, moves_b, value_b = _sum_refined(topo, fine, best[1])
         run["moves"] += moves_b
