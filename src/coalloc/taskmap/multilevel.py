@@ -106,11 +106,9 @@ _FINE_WORK = 24_000
 #: 4x4x8: 205.8 at T = 1 s, 88.3 untimed, the best peer's 88.3). False: skipped, as before.
 LIGHTER_TIMED = True
 
-#: Under a time limit, after the best coarse start's refinement, the starts on all the
-#: processors are bisected again on the finest graph without eigensolves (growing seeds and
-#: hop-distance differences) and offered to the time limit
-#: (:mod:`~coalloc.taskmap.grownstarts`, h53tmap). False: not run.
-GROWN_TIMED = True
+#: Timed: the fine re-bisections without eigensolves (:mod:`~coalloc.taskmap.grownstarts`)
+#: before the coarse starts' refinement ("after": after the best one's; False: none; h53tmap).
+GROWN_TIMED = "first"
 
 #: Bottleneck moves per slice of the finish at a deadline (:func:`_finish`): the clock is
 #: read between slices (a move costs about 0.2 ms on 100 tasks, a few ms on large levels).
@@ -437,13 +435,15 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     starts.sort(key=lambda x: x[:4])
     t2 = time.perf_counter()
     best = None
+    if GROWN_TIMED == "first" and inc.early_by is not None and coarsest > 0:
+        grown_fine_starts(topo, fine, starts, inc, params["max_moves"])
     for k, (start, tops) in enumerate(_plan(starts, params["keep"], coarsest, topo.P, tasks.n)):
         for top in tops:
             found = _refined_start(topo, levels, start, top, tasks.n, params["max_moves"], inc,
                                    run)  # fmt: skip
             if best is None or found[0] < best[0] * (1 - 1e-12):
                 best = found
-            if GROWN_TIMED and inc.early_by is not None and k == 0 and top == tops[0] > 0:
+            if GROWN_TIMED == "after" and inc.early_by and k == 0 and top == tops[0] > 0:
                 grown_fine_starts(topo, fine, starts, inc, params["max_moves"])
     if paper is not None and paper[0] < best[0] * (1 - 1e-12):
         best = paper
