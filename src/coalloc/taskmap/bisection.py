@@ -183,7 +183,8 @@ def _difference_order(prep: dict, pair: tuple) -> np.ndarray:
     dist = prep.setdefault("dist", {})
     for i in pair:
         if i not in dist:
-            dist[i] = prep["da"] if i == 0 else hop_distances(prep["sub"], prep["seeds"][i])
+            known = prep.get(("da", "db")[i]) if i < 2 else None  # (kept by _prepared)
+            dist[i] = known if known is not None else hop_distances(prep["sub"], prep["seeds"][i])
     di, dj = dist[pair[0]], dist[pair[1]]
     key = (di - dj).astype(np.float64)
     key[(di < 0) | (dj < 0)] = np.inf
@@ -213,7 +214,8 @@ def _prepared(level: TaskLevel, verts: np.ndarray, trials: int) -> dict:
                 "da": da}  # fmt: skip
         cache[key] = prep
     if trials > 2 and len(prep["seeds"]) < 3:
-        da, db = prep["da"], hop_distances(prep["sub"], prep["seeds"][1])
+        da = prep["da"]
+        db = prep["db"] = hop_distances(prep["sub"], prep["seeds"][1])
         both = np.minimum(np.where(da < 0, np.inf, da), np.where(db < 0, np.inf, db))
         both[~np.isfinite(both)] = -1
         prep["seeds"].append(int(np.argmax(both)))
