@@ -119,7 +119,7 @@ def test_only_a_timed_run_makes_them_and_a_finished_one_keeps_the_untimed_answer
     assert np.array_equal(r.mapping, untimed.mapping)
 
 
-@pytest.mark.parametrize("grown", ["first", "after", False])
+@pytest.mark.parametrize("grown", ["first", "share", "after", False])
 def test_a_run_stopped_after_them_returns_the_best_of_them(grown, monkeypatch):
     """Stopped at the second refined start (the grown starts came before the first, or
     after it): the answer is at most every mapping the grown starts offered, each verified;

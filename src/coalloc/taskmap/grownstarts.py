@@ -29,8 +29,11 @@ everything offered. Untimed calls never run it.
 
 from __future__ import annotations
 
-from typing import Optional
+import time
+from typing import Callable, Optional
 
+from .._shared import interrupt
+from .._shared.params import time_left
 from .bisection import bisect_map
 from .hierarchy import Topology
 from .levels import TaskLevel
@@ -38,9 +41,18 @@ from .refinement import RefineState, cut_refine, refine
 
 __all__ = ["grown_fine_starts"]
 
+#: ``multilevel.GROWN_TIMED = "share"``: the best coarse start's refinement (its levels
+#: offered as they come) first, within this share of the time left, then the grown starts.
+FIRST_SHARE = 0.4
+
 
 def grown_fine_starts(
-    topo: Topology, fine: TaskLevel, starts: list, inc, max_moves: Optional[int] = None
+    topo: Topology,
+    fine: TaskLevel,
+    starts: list,
+    inc,
+    max_moves: Optional[int] = None,
+    first: Optional[Callable[[], object]] = None,
 ) -> int:
     """Bisect the finest graph again, without eigensolves, for every start on all processors.
 
@@ -57,6 +69,9 @@ def grown_fine_starts(
         The run's incumbent; each refined mapping goes to its ``offer_early``.
     max_moves : int, optional
         Bottleneck moves of the refinement (default ``max(200, 4 x tasks)``, as a level's).
+    first : callable, optional
+        Run before them within :data:`FIRST_SHARE` of the time left (the best coarse start's
+        refinement; stopped there, what it offered stays).
 
     Returns
     -------
@@ -64,6 +79,14 @@ def grown_fine_starts(
         The moves made (not counted in the run's own: its untimed answer does not have
         them).
     """
+    if first is not None:
+        left = time_left()
+        when = None if left is None else time.perf_counter() + FIRST_SHARE * left
+        try:
+            with interrupt.until(when):
+                first()
+        except interrupt.DeadlinePassed:
+            pass
     moves = 0
     cap = max_moves if max_moves is not None else max(200, 4 * fine.n)
     for start in starts:

@@ -105,15 +105,13 @@ _FINE_WORK = 24_000
 #: carried 1.5-2.3x the volume x distance on the stencils that meet the bound (48x48 on
 #: 4x4x8: 205.8 at T = 1 s, 88.3 untimed, the best peer's 88.3). False: skipped, as before.
 LIGHTER_TIMED = True
-
-#: Timed: the fine re-bisections without eigensolves (:mod:`~coalloc.taskmap.grownstarts`)
-#: before the coarse starts' refinement ("after": after the best one's; False: none; h53tmap).
+#: Timed: the fine re-bisections without eigensolves (:mod:`~coalloc.taskmap.grownstarts`;
+#: h53tmap): "first" before the coarse starts' refinement, "share" after the best one's in a
+#: share of the time left, "after" after it, False none.
 GROWN_TIMED = "first"
 
-#: Bottleneck moves per slice of the finish at a deadline (:func:`_finish`): the clock is
-#: read between slices (a move costs about 0.2 ms on 100 tasks, a few ms on large levels).
+#: Bottleneck moves per slice of the finish at a deadline (:func:`_finish`; the clock between).
 _FINISH_SLICE = 8
-
 
 #: Under a time limit, the quick start is refined first for at most this share of the
 #: budget (:func:`_early_answer`): the paper's starts (their clustering: 0.2 s on 100 tasks)
@@ -435,8 +433,10 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     starts.sort(key=lambda x: x[:4])
     t2 = time.perf_counter()
     best = None
-    if GROWN_TIMED == "first" and inc.early_by is not None and coarsest > 0:
-        grown_fine_starts(topo, fine, starts, inc, params["max_moves"])
+    if GROWN_TIMED in ("first", "share") and inc.early_by is not None and coarsest > 0:
+        one = (topo, levels, starts[0], coarsest, tasks.n, params["max_moves"], inc, dict(run))
+        pre = (lambda: _refined_start(*one)) if GROWN_TIMED == "share" else None
+        grown_fine_starts(topo, fine, starts, inc, params["max_moves"], first=pre)
     for k, (start, tops) in enumerate(_plan(starts, params["keep"], coarsest, topo.P, tasks.n)):
         for top in tops:
             found = _refined_start(topo, levels, start, top, tasks.n, params["max_moves"], inc,
