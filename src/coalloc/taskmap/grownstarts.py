@@ -39,11 +39,39 @@ from .hierarchy import Topology
 from .levels import TaskLevel
 from .refinement import RefineState, cut_refine, refine
 
-__all__ = ["grown_fine_starts"]
+__all__ = ["grown_fine_starts", "grown_fits"]
+
+#: A grown start's seconds (bisection and refinement) per second of the same call's coarsening
+#: (the heavy-edge matchings of the finest graph down: the same passes over its tasks and edges,
+#: under the same load). Measured (``/tmp/h53tmap/gprobe.py``, load 5.2, first start): the
+#: stencils 0.9-2.9 (64x64 on 4x8x8 het the 2.9: 0.46 s after 0.16 s), the geometric graphs
+#: 2.3-6.3 (their starts 0.02-0.31 s).
+GROWN_PER_COARSEN = 3.0
 
 #: ``multilevel.GROWN_TIMED = "share"``: the best coarse start's refinement (its levels
 #: offered as they come) first, within this share of the time left, then the grown starts.
 FIRST_SHARE = 0.4
+
+
+def grown_fits(coarsen_s: float, left: Optional[float]) -> bool:
+    """Whether the first grown start is predicted to end in the time left.
+
+    Parameters
+    ----------
+    coarsen_s : float
+        Seconds the call's coarsening took (its size and the machine's pace in one figure).
+    left : float or None
+        Seconds left to the deadline (None: no time limit).
+
+    Returns
+    -------
+    bool
+        ``GROWN_PER_COARSEN x coarsen_s <= left`` (True without a time limit). False: the
+        multilevel mapper refines its best coarse start first ("after"), as a call that
+        would be stopped inside the first grown start returned that start unrefined (64x64
+        on 4x8x8 het at 1 s under a load of 6-7: 13 where the coarse refinement has 8.2).
+    """
+    return left is None or GROWN_PER_COARSEN * coarsen_s <= left
 
 
 def grown_fine_starts(

@@ -80,7 +80,7 @@ from .._shared.params import offer_incumbent, time_left, time_up
 from .._shared.seeding import check_seed
 from .bisection import bisect_map
 from .bounds import lower_bound
-from .grownstarts import grown_fine_starts
+from .grownstarts import grown_fine_starts, grown_fits
 from .hierarchy import Topology, hierarchy_order, topology
 from .levels import TaskLevel, coarsen_level
 from .model import ResourceGraph, TaskGraph, check_graphs
@@ -106,8 +106,8 @@ _FINE_WORK = 24_000
 #: 4x4x8: 205.8 at T = 1 s, 88.3 untimed, the best peer's 88.3). False: skipped, as before.
 LIGHTER_TIMED = True
 #: Timed: the fine re-bisections without eigensolves (:mod:`~coalloc.taskmap.grownstarts`;
-#: h53tmap): "first" before the coarse starts' refinement, "share" after the best one's in a
-#: share of the time left, "after" after it, False none.
+#: h53tmap): "first" before the coarse starts' refinement (as "after" if predicted too long),
+#: "share" after the best one's in a share of the time left, "after" after it, False none.
 GROWN_TIMED = "first"
 
 #: Bottleneck moves per slice of the finish at a deadline (:func:`_finish`; the clock between).
@@ -424,16 +424,16 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
         run["moves"] += moves
         inc.offer(history[-1], state.m, 0, history, moves=run["moves"], initial_level=-1)
         paper = (history[-1], state.m, history, int(np.unique(state.m).shape[0]), -1)
+    t_c = time.perf_counter()
     _coarsen(topo, levels, params["coarse_factor"], rng)
-    run["t1"] = time.perf_counter()
-    coarsest = len(levels) - 1
+    run["t1"], coarsest = time.perf_counter(), len(levels) - 1
     sets = _processor_sets(topo, params["subsets"])
     starts = _coarse_starts(topo, levels[coarsest], coarsest, sets, params["speed_exponents"],
                             inc)  # fmt: skip
     starts.sort(key=lambda x: x[:4])
     t2 = time.perf_counter()
-    best = None
-    if GROWN_TIMED in ("first", "share") and inc.early_by is not None and coarsest > 0:
+    best, late = None, GROWN_TIMED == "first" and not grown_fits(run["t1"] - t_c, time_left())
+    if GROWN_TIMED in ("first", "share") and not late and inc.early_by and coarsest > 0:
         one = (topo, levels, starts[0], coarsest, tasks.n, params["max_moves"], inc, dict(run))
         pre = (lambda: _refined_start(*one)) if GROWN_TIMED == "share" else None
         grown_fine_starts(topo, fine, starts, inc, params["max_moves"], first=pre)
@@ -443,7 +443,7 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
                                    run)  # fmt: skip
             if best is None or found[0] < best[0] * (1 - 1e-12):
                 best = found
-            if GROWN_TIMED == "after" and inc.early_by and k == 0 and top == tops[0] > 0:
+            if (GROWN_TIMED == "after" or late) and inc.early_by and k == 0 and top == tops[0] > 0:
                 grown_fine_starts(topo, fine, starts, inc, params["max_moves"])
     if paper is not None and paper[0] < best[0] * (1 - 1e-12):
         best = paper
