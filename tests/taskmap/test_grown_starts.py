@@ -152,3 +152,48 @@ def test_a_run_stopped_after_them_returns_the_best_of_them(grown, monkeypatch):
         assert r.max_occupancy == pytest.approx(16.0)
     else:
         assert r.max_occupancy > 16.0 * (1 + 1e-9)
+
+
+def test_the_prediction_is_the_coarsening_scaled_and_untimed_always_fits():
+    from coalloc.taskmap import grownstarts as gs
+
+    r = gs.GROWN_PER_COARSEN
+    assert gs.grown_fits(0.1, None)
+    assert gs.grown_fits(0.1, r * 0.1)
+    assert not gs.grown_fits(0.1, r * 0.1 * (1 - 1e-9))
+    assert gs.grown_fits(0.0, 0.0)
+
+
+@pytest.mark.parametrize("fits", [True, False])
+def test_a_start_predicted_not_to_end_comes_after_the_coarse_refinement(fits, monkeypatch):
+    """The prediction stood in for (no clock): predicted to end, the grown starts come before
+    the first coarse start's refinement ("first"); predicted not to, after its refinement
+    from the coarsest level ("after"). Either way a run that ends before its deadline keeps
+    the untimed answer, and the prediction is given the call's coarsening seconds."""
+    tasks, res = _stencil_8()
+    untimed = tm.map_multilevel(tasks, res, seed=0)
+    order, seen = [], []
+    real_grown, real_refined = ml.grown_fine_starts, ml._refined_start
+
+    def grown(*args, **kwargs):
+        order.append("grown")
+        return real_grown(*args, **kwargs)
+
+    def refined(*args, **kwargs):
+        order.append("refined")
+        return real_refined(*args, **kwargs)
+
+    def predicted(coarsen_s, left):
+        seen.append((coarsen_s, left))
+        return fits
+
+    monkeypatch.setattr(ml, "GROWN_TIMED", "first")
+    monkeypatch.setattr(ml, "grown_fine_starts", grown)
+    monkeypatch.setattr(ml, "_refined_start", refined)
+    monkeypatch.setattr(ml, "grown_fits", predicted)
+    timed = with_time_limit(ml.map_multilevel, lambda *a, **k: None)
+    r = timed(tasks, res, seed=0, time_limit=600.0)
+    assert len(seen) == 1 and seen[0][0] >= 0 and 0 < seen[0][1] <= 600.0
+    assert order.count("grown") == 1 and "refined" in order
+    assert order[0] == ("grown" if fits else "refined")
+    assert np.array_equal(r.mapping, untimed.mapping)
