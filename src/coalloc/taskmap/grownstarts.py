@@ -67,9 +67,11 @@ def grown_fits(coarsen_s: float, left: Optional[float]) -> bool:
     -------
     bool
         ``GROWN_PER_COARSEN x coarsen_s <= left`` (True without a time limit). False: the
-        multilevel mapper refines its best coarse start first ("after"), as a call that
-        would be stopped inside the first grown start returned that start unrefined (64x64
-        on 4x8x8 het at 1 s under a load of 6-7: 13 where the coarse refinement has 8.2).
+        multilevel mapper makes them after all its coarse starts' refinement (the search
+        without them first, so no worse than it), as a call stopped inside the first grown
+        start returned the coarse start unrefined (64x64 on 4x8x8 het at 1 s under a load
+        of 6-7: 13 where the coarse refinement has 8.2). After the best one's refinement
+        ("after") lost the others' (12x12x12 het 19.2 where they have 17.66).
     """
     return left is None or GROWN_PER_COARSEN * coarsen_s <= left
 

@@ -106,8 +106,8 @@ _FINE_WORK = 24_000
 #: 4x4x8: 205.8 at T = 1 s, 88.3 untimed, the best peer's 88.3). False: skipped, as before.
 LIGHTER_TIMED = True
 #: Timed: the fine re-bisections without eigensolves (:mod:`~coalloc.taskmap.grownstarts`;
-#: h53tmap): "first" before the coarse starts' refinement (as "after" if predicted too long),
-#: "share" after the best one's in a share of the time left, "after" after it, False none.
+#: h53tmap): "first" before the coarse starts' refinement (after all of it if predicted too
+#: long), "share" after the best one's in a share of the time left, "after" after it.
 GROWN_TIMED = "first"
 
 #: Bottleneck moves per slice of the finish at a deadline (:func:`_finish`; the clock between).
@@ -430,8 +430,7 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     sets = _processor_sets(topo, params["subsets"])
     starts = _coarse_starts(topo, levels[coarsest], coarsest, sets, params["speed_exponents"],
                             inc)  # fmt: skip
-    starts.sort(key=lambda x: x[:4])
-    t2 = time.perf_counter()
+    starts, t2 = sorted(starts, key=lambda x: x[:4]), time.perf_counter()
     best, late = None, GROWN_TIMED == "first" and not grown_fits(run["t1"] - t_c, time_left())
     if GROWN_TIMED in ("first", "share") and not late and inc.early_by and coarsest > 0:
         one = (topo, levels, starts[0], coarsest, tasks.n, params["max_moves"], inc, dict(run))
@@ -443,12 +442,13 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
                                    run)  # fmt: skip
             if best is None or found[0] < best[0] * (1 - 1e-12):
                 best = found
-            if (GROWN_TIMED == "after" or late) and inc.early_by and k == 0 and top == tops[0] > 0:
+            if GROWN_TIMED == "after" and inc.early_by and k == 0 and top == tops[0] > 0:
                 grown_fine_starts(topo, fine, starts, inc, params["max_moves"])
-    if paper is not None and paper[0] < best[0] * (1 - 1e-12):
-        best = paper
-    if first is not None and first[0] < best[0] * (1 - 1e-12):
-        best = first  # the paper's plain "base" mapping is the best (rare)
+    if late and inc.early_by and coarsest > 0:  # predicted too long to come first: last
+        grown_fine_starts(topo, fine, starts, inc, params["max_moves"])
+    for other in (paper, first):  # the paper's starts (its plain "base" mapping: rare)
+        if other is not None and other[0] < best[0] * (1 - 1e-12):
+            best = other
     if quick_occ < best[0] * (1 - 1e-12):  # the quick start is the best (rare)
         best = (quick_occ, quick, [quick_occ], topo.P, -2)
     return best, t2
