@@ -198,32 +198,3 @@ def test_a_start_predicted_not_to_end_comes_after_the_coarse_refinement(fits, mo
     assert order[0] == ("grown" if fits else "refined") and "refined" in order
     assert order.count("grown") == (1 if fits else 0)
     assert np.array_equal(r.mapping, untimed.mapping)
-
-
-@pytest.mark.parametrize("as_predicted", [True, False])
-def test_a_start_longer_than_predicted_leaves_the_others_for_last(as_predicted, monkeypatch):
-    """The measured seconds stood in for (no clock): a start within the prediction lets the
-    next come; one over it hands the starts not made back (``rest``), in their order."""
-    from coalloc.taskmap import grownstarts as gs
-
-    tasks, res = _stencil_8()
-    topo = topology(res)
-    fine = TaskLevel.of(tasks)
-    sub = np.arange(topo.P, dtype=np.int64)
-    starts = [(0.0, -topo.P, -a, i, None, topo.cap**a / (topo.cap**a).max(), sub)
-              for i, a in enumerate((1.0, 0.0, 0.5))]  # fmt: skip
-
-    class Inc:
-        offers: list = []
-
-        def offer_early(self, value, m, history, **counts):
-            self.offers.append((value, m.copy()))
-
-    monkeypatch.setattr(gs, "grown_fits", lambda coarsen_s, took: as_predicted)
-    rest: list = []
-    gs.grown_fine_starts(topo, fine, starts, Inc(), rest=rest, coarsen_s=0.01)
-    assert len(Inc.offers) == (3 if as_predicted else 1)
-    assert rest == ([] if as_predicted else starts[1:])
-    for value, m in Inc.offers:
-        check = tm.verify_mapping(tasks, res, topo.order_nodes[m])
-        assert check.valid and check.max_occupancy == pytest.approx(value, rel=1e-9)

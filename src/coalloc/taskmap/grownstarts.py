@@ -83,8 +83,6 @@ def grown_fine_starts(
     inc,
     max_moves: Optional[int] = None,
     first: Optional[Callable[[], object]] = None,
-    rest: Optional[list] = None,
-    coarsen_s: Optional[float] = None,
 ) -> int:
     """Bisect the finest graph again, without eigensolves, for every start on all processors.
 
@@ -104,13 +102,6 @@ def grown_fine_starts(
     first : callable, optional
         Run before them within :data:`FIRST_SHARE` of the time left (the best coarse start's
         refinement; stopped there, what it offered stays).
-    rest : list, optional
-        With ``coarsen_s``: a start that took longer than predicted (:func:`grown_fits`)
-        ends them; the starts not made are appended here (the caller makes them last:
-        geometric 1200 on the Table 1 graph has three of 0.3 s, 6x its coarsening, which
-        left its coarse refinement no time at 1 s).
-    coarsen_s : float, optional
-        Seconds of the call's coarsening.
 
     Returns
     -------
@@ -128,11 +119,10 @@ def grown_fine_starts(
             pass
     moves = 0
     cap = max_moves if max_moves is not None else max(200, 4 * fine.n)
-    for k, start in enumerate(starts):
+    for start in starts:
         share, sub = start[5], start[6]
         if sub.shape[0] != topo.P:
             continue
-        t0 = time.perf_counter()
         m = bisect_map(topo, fine, sub, share, full=True, spectral=False)
         state = RefineState(topo, fine, m)
         before = state.maximum()
@@ -143,8 +133,4 @@ def grown_fine_starts(
             moves += refine(state, cap)
         inc.offer_early(state.maximum(), state.m, [before, state.maximum()], moves=moves,
                         initial_processors=int(sub.shape[0]), initial_level=0)  # fmt: skip
-        took = time.perf_counter() - t0
-        if rest is not None and coarsen_s is not None and not grown_fits(coarsen_s, took):
-            rest.extend(starts[k + 1:])  # longer than predicted: the others last
-            break
     return moves

@@ -427,15 +427,15 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     t_c = time.perf_counter()
     _coarsen(topo, levels, params["coarse_factor"], rng)
     run["t1"], coarsest = time.perf_counter(), len(levels) - 1
-    starts = _coarse_starts(topo, levels[coarsest], coarsest, _processor_sets(
-        topo, params["subsets"]), params["speed_exponents"], inc)  # fmt: skip
+    sets = _processor_sets(topo, params["subsets"])
+    starts = _coarse_starts(topo, levels[coarsest], coarsest, sets, params["speed_exponents"],
+                            inc)  # fmt: skip
     starts, t2 = sorted(starts, key=lambda x: x[:4]), time.perf_counter()
-    fits = GROWN_TIMED != "first" or grown_fits(run["t1"] - t_c, time_left())
-    best, late = None, ([] if fits else list(starts))  # the grown starts put last
-    if GROWN_TIMED in ("first", "share") and fits and inc.early_by and coarsest > 0:
+    best, late = None, GROWN_TIMED == "first" and not grown_fits(run["t1"] - t_c, time_left())
+    if GROWN_TIMED in ("first", "share") and not late and inc.early_by and coarsest > 0:
         one = (topo, levels, starts[0], coarsest, tasks.n, params["max_moves"], inc, dict(run))
         pre = (lambda: _refined_start(*one)) if GROWN_TIMED == "share" else None
-        grown_fine_starts(topo, fine, starts, inc, params["max_moves"], pre, late, run["t1"] - t_c)
+        grown_fine_starts(topo, fine, starts, inc, params["max_moves"], first=pre)
     for k, (start, tops) in enumerate(_plan(starts, params["keep"], coarsest, topo.P, tasks.n)):
         for top in tops:
             found = _refined_start(topo, levels, start, top, tasks.n, params["max_moves"], inc,
@@ -445,7 +445,7 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
             if GROWN_TIMED == "after" and inc.early_by and k == 0 and top == tops[0] > 0:
                 grown_fine_starts(topo, fine, starts, inc, params["max_moves"])
     if late and inc.early_by and coarsest > 0:  # predicted too long to come first: last
-        grown_fine_starts(topo, fine, late, inc, params["max_moves"])
+        grown_fine_starts(topo, fine, starts, inc, params["max_moves"])
     for other in (paper, first):  # the paper's starts (its plain "base" mapping: rare)
         if other is not None and other[0] < best[0] * (1 - 1e-12):
             best = other
@@ -455,8 +455,8 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
 
 
 def _coarsen(topo: Topology, levels: list, coarse_factor: float, rng) -> None:
-    """Step 1: heavy-edge matchings appended to ``levels`` until the coarsest has at most about
-    ``coarse_factor x`` processors vertices (or no matching contracts it)."""
+    """Step 1: heavy-edge matchings appended to ``levels`` until the coarsest has at most
+    about ``coarse_factor x`` processors vertices (or no matching contracts it)."""
     fine = levels[0]
     target = max(int(coarse_factor * topo.P), 16)
     total_w = float(fine.vw.sum())
