@@ -82,7 +82,12 @@ def hop_distances(csr: tuple, src: int) -> np.ndarray:
 
 
 def grow(
-    level: TaskLevel, verts: np.ndarray, target: float, trials: int = 3, spectral: bool = True
+    level: TaskLevel,
+    verts: np.ndarray,
+    target: float,
+    trials: int = 3,
+    spectral: bool = True,
+    differences: bool = False,
 ) -> np.ndarray:
     """Boolean mask over ``verts``: a part of weight about ``target`` with a small cut.
 
@@ -104,6 +109,10 @@ def grow(
         Growing seeds (1: one seed, then all of it compiled when ``spectral`` is False).
     spectral : bool, default True
         Also try the spectral split (64 vertices or more).
+    differences : bool, default False
+        Also try, from 64 vertices and three seeds on, the prefixes of the vertices sorted
+        by the difference of their hop distances from two seeds (:func:`_difference_order`:
+        on a grid, an axis; no eigensolve).
 
     Returns
     -------
@@ -131,10 +140,14 @@ def grow(
     tries = [("grow", s0) for s0 in seeds[:trials]]
     if spectral and n_loc >= 64 and siw.shape[0] and ("order" in prep or _in_time(six.shape[0])):
         tries.append(("spectral", 0))
+    if differences and n_loc >= 64 and len(seeds) >= 3:
+        tries += [("difference", pair) for pair in _PAIRS]
     for how, s0 in tries:
         interrupt.check()
         start = None
-        if how == "spectral":
+        if how == "difference":
+            start = _prefix(_difference_order(prep, s0), wloc, target)
+        elif how == "spectral":
             if "order" not in prep:  # the Fiedler order: the same for every target
                 csr = sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc))
                 t = time.perf_counter()
@@ -150,6 +163,32 @@ def grow(
         if cut < best_cut - 1e-12:
             best, best_cut = inside, cut
     return best
+
+
+#: The seed pairs of the difference tries (:func:`_difference_order`): the third seed (the
+#: task farthest from both ends of the pseudo-diameter) against each end, then the two ends.
+_PAIRS = ((0, 2), (1, 2), (0, 1))
+
+
+def _difference_order(prep: dict, pair: tuple) -> np.ndarray:
+    """The vertices sorted by ``d_i - d_j`` (stable), ``d_i`` the hop distances from seed
+    ``i`` of ``prep["seeds"]``; those one of the two does not reach, last.
+
+    On a box of a grid with the pseudo-diameter's ends at two opposite corners ``a``, ``b``
+    and the third seed ``c`` at another corner, ``d_a - d_c`` is twice one coordinate up to a
+    constant: its prefixes are slabs across an axis, the straight cut the growing tries
+    (balls around a corner) miss and the spectral split finds with an eigensolve (issue 40,
+    h53tmap: 16x16x16 onto 4x4x16, 0.1-0.2 s for the fine bisection against 1-1.5 s).
+    Distances are kept in ``prep`` (``"dist"``) for the other pairs and targets."""
+    dist = prep.setdefault("dist", {})
+    for i in pair:
+        if i not in dist:
+            known = prep.get(("da", "db")[i]) if i < 2 else None  # (kept by _prepared)
+            dist[i] = known if known is not None else hop_distances(prep["sub"], prep["seeds"][i])
+    di, dj = dist[pair[0]], dist[pair[1]]
+    key = (di - dj).astype(np.float64)
+    key[(di < 0) | (dj < 0)] = np.inf
+    return np.argsort(key, kind="stable")
 
 
 def _prepared(level: TaskLevel, verts: np.ndarray, trials: int) -> dict:
@@ -175,7 +214,8 @@ def _prepared(level: TaskLevel, verts: np.ndarray, trials: int) -> dict:
                 "da": da}  # fmt: skip
         cache[key] = prep
     if trials > 2 and len(prep["seeds"]) < 3:
-        da, db = prep["da"], hop_distances(prep["sub"], prep["seeds"][1])
+        da = prep["da"]
+        db = prep["db"] = hop_distances(prep["sub"], prep["seeds"][1])
         both = np.minimum(np.where(da < 0, np.inf, da), np.where(db < 0, np.inf, db))
         both[~np.isfinite(both)] = -1
         prep["seeds"].append(int(np.argmax(both)))
@@ -322,6 +362,7 @@ def bisect_map(
     subset: np.ndarray,
     share: np.ndarray,
     full: bool = True,
+    spectral: bool = True,
 ) -> np.ndarray:
     """Recursive bisection of ``level`` onto the processors ``subset`` (increasing indices,
     i.e. in hierarchy order); returns the processor index of every vertex.
@@ -339,6 +380,10 @@ def bisect_map(
     full : bool, default True
         Splits across links slower than the fastest ones get three growing seeds and the
         spectral split; otherwise (and always across the fastest links) one seed.
+    spectral : bool, default True
+        False: those splits get the three growing seeds and the hop-distance differences
+        (:func:`_difference_order`) instead of the spectral split (its eigensolve is most of
+        a fine bisection's time; issue 40, h53tmap).
 
     Returns
     -------
@@ -375,7 +420,8 @@ def bisect_map(
         target = level.vw[verts].sum() * left_cap / total_cap
         slow = full and gap[s - 1] > fast * (1 + 1e-9)
         slow = slow and verts.shape[0] > 8  # a few tasks: one seed and FM suffice
-        inside = grow(level, verts, target, 3 if slow else 1, slow)
+        inside = grow(level, verts, target, 3 if slow else 1, slow and spectral,
+                      slow and not spectral)  # fmt: skip
         stack.append((verts[~inside], s, hi))
         stack.append((verts[inside], lo, s))
     return m

@@ -80,6 +80,7 @@ from .._shared.params import offer_incumbent, time_left, time_up
 from .._shared.seeding import check_seed
 from .bisection import bisect_map
 from .bounds import lower_bound
+from .grownstarts import grown_fine_starts, grown_fits
 from .hierarchy import Topology, hierarchy_order, topology
 from .levels import TaskLevel, coarsen_level
 from .model import ResourceGraph, TaskGraph, check_graphs
@@ -87,6 +88,7 @@ from .occupancy import max_occupancy, occupancy_graph
 from .refinement import RefineState, cut_refine, refine
 from .result import TaskMappingResult
 from .sumrefine import sum_refine
+from .swaprefine import swapped
 
 __all__ = ["map_multilevel", "hierarchy_order"]
 
@@ -103,11 +105,13 @@ _FINE_WORK = 24_000
 #: carried 1.5-2.3x the volume x distance on the stencils that meet the bound (48x48 on
 #: 4x4x8: 205.8 at T = 1 s, 88.3 untimed, the best peer's 88.3). False: skipped, as before.
 LIGHTER_TIMED = True
+#: Timed: the fine re-bisections without eigensolves (:mod:`~coalloc.taskmap.grownstarts`;
+#: h53tmap): "first" before the coarse starts' refinement (after all of it if predicted too
+#: long), "share" after the best one's in a share of the time left, "after" after it.
+GROWN_TIMED = "first"
 
-#: Bottleneck moves per slice of the finish at a deadline (:func:`_finish`): the clock is
-#: read between slices (a move costs about 0.2 ms on 100 tasks, a few ms on large levels).
+#: Bottleneck moves per slice of the finish at a deadline (:func:`_finish`; the clock between).
 _FINISH_SLICE = 8
-
 
 #: Under a time limit, the quick start is refined first for at most this share of the
 #: budget (:func:`_early_answer`): the paper's starts (their clustering: 0.2 s on 100 tasks)
@@ -372,6 +376,7 @@ def map_multilevel(
         best, t2 = _search(tasks, resources, topo, levels, inc, seed, params, rng, run)
     except _AtBound:  # a mapping met the lower bound: it is optimal, stop here
         return _answer_at_bound(inc, topo, levels, params, run, t0)
+    best = swapped(topo, fine, best, run)  # swaps at a bottleneck processor (h53tmap)
     if params["sum_refine"]:
         m_b, moves_b, value_b = _sum_refined(topo, fine, best[1])
         run["moves"] += moves_b
@@ -419,25 +424,31 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
         run["moves"] += moves
         inc.offer(history[-1], state.m, 0, history, moves=run["moves"], initial_level=-1)
         paper = (history[-1], state.m, history, int(np.unique(state.m).shape[0]), -1)
+    t_c = time.perf_counter()
     _coarsen(topo, levels, params["coarse_factor"], rng)
-    run["t1"] = time.perf_counter()
-    coarsest = len(levels) - 1
+    run["t1"], coarsest = time.perf_counter(), len(levels) - 1
     sets = _processor_sets(topo, params["subsets"])
     starts = _coarse_starts(topo, levels[coarsest], coarsest, sets, params["speed_exponents"],
                             inc)  # fmt: skip
-    starts.sort(key=lambda x: x[:4])
-    t2 = time.perf_counter()
-    best = None
-    for start, tops in _plan(starts, params["keep"], coarsest, topo.P, tasks.n):
+    starts, t2 = sorted(starts, key=lambda x: x[:4]), time.perf_counter()
+    best, late = None, GROWN_TIMED == "first" and not grown_fits(run["t1"] - t_c, time_left())
+    if GROWN_TIMED in ("first", "share") and not late and inc.early_by and coarsest > 0:
+        one = (topo, levels, starts[0], coarsest, tasks.n, params["max_moves"], inc, dict(run))
+        pre = (lambda: _refined_start(*one)) if GROWN_TIMED == "share" else None
+        grown_fine_starts(topo, fine, starts, inc, params["max_moves"], first=pre)
+    for k, (start, tops) in enumerate(_plan(starts, params["keep"], coarsest, topo.P, tasks.n)):
         for top in tops:
             found = _refined_start(topo, levels, start, top, tasks.n, params["max_moves"], inc,
                                    run)  # fmt: skip
             if best is None or found[0] < best[0] * (1 - 1e-12):
                 best = found
-    if paper is not None and paper[0] < best[0] * (1 - 1e-12):
-        best = paper
-    if first is not None and first[0] < best[0] * (1 - 1e-12):
-        best = first  # the paper's plain "base" mapping is the best (rare)
+            if GROWN_TIMED == "after" and inc.early_by and k == 0 and top == tops[0] > 0:
+                grown_fine_starts(topo, fine, starts, inc, params["max_moves"])
+    if late and inc.early_by and coarsest > 0:  # predicted too long to come first: last
+        grown_fine_starts(topo, fine, starts, inc, params["max_moves"])
+    for other in (paper, first):  # the paper's starts (its plain "base" mapping: rare)
+        if other is not None and other[0] < best[0] * (1 - 1e-12):
+            best = other
     if quick_occ < best[0] * (1 - 1e-12):  # the quick start is the best (rare)
         best = (quick_occ, quick, [quick_occ], topo.P, -2)
     return best, t2

@@ -1,0 +1,200 @@
+"""The timed fine re-bisections without eigensolves (issue 40, h53tmap).
+
+:func:`coalloc.taskmap.grownstarts.grown_fine_starts` bisects the finest graph again for the
+starts on all the processors, trying at each slow split the growing seeds and the prefixes
+of the hop-distance differences (:func:`coalloc.taskmap.bisection.grow`, ``differences=True``)
+instead of the spectral split, and offers each refined mapping to the time limit only.
+Referees: :func:`coalloc.taskmap.verify_mapping`, the known least half cut of a grid box,
+and the untimed run (a timed run that ends before its deadline gives its answer). No clock
+is raced: stops are injected with :func:`coalloc._shared.params.stop_now`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coalloc import taskmap as tm
+from coalloc._shared.params import stop_now, with_time_limit
+from coalloc.taskmap import bisection as bs
+from coalloc.taskmap import generators as gen
+from coalloc.taskmap import multilevel as ml
+from coalloc.taskmap.hierarchy import topology
+from coalloc.taskmap.levels import TaskLevel
+
+
+def _cut(level: TaskLevel, inside: np.ndarray) -> float:
+    rows = np.repeat(np.arange(level.n), np.diff(level.ip))
+    return float(level.iw[inside[rows] != inside[level.ix]].sum()) / 2
+
+
+@pytest.mark.parametrize("shape, plane", [((4, 8, 4), 16.0), ((6, 12, 6), 36.0)])
+def test_the_difference_tries_find_the_plane_across_the_long_axis(shape, plane):
+    """Half of an ``a x 2a x a`` box: the least balanced cut is the ``a x a`` plane across
+    the long axis. Growing from the seeds and FM stop at twice that; a difference of hop
+    distances from two corners orders the tasks along the long axis."""
+    level = TaskLevel.of(gen.stencil_task_graph(shape))
+    verts = np.arange(level.n)
+    half = level.n / 2
+    grown = bs.grow(level, verts, half, 3, spectral=False, differences=False)
+    level = TaskLevel.of(gen.stencil_task_graph(shape))  # no shared preparation
+    both = bs.grow(level, verts, half, 3, spectral=False, differences=True)
+    assert both.sum() == half
+    assert _cut(level, both) == plane
+    assert _cut(level, grown) > plane  # without the tries (the first version's answer)
+
+
+def _no_eigensolve(*args, **kwargs):
+    raise AssertionError("an eigensolve in a bisection without the spectral split")
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    n=st.integers(1, 160),
+    seed=st.integers(0, 10_000),
+    shape=st.sampled_from([(1, 2, 2), (2, 2, 2), (2, 3, 2), (1, 4, 3)]),
+    alpha=st.sampled_from([1.0, 0.0]),
+)
+def test_a_bisection_without_the_spectral_split_maps_every_task_onto_the_subset(
+    n, seed, shape, alpha
+):
+    tasks = gen.geometric_task_graph(n, seed=seed)
+    res = gen.hierarchical_cluster(n_racks=shape[0], nodes_per_rack=shape[1],
+                                   cores_per_node=shape[2], speed=(1.0, 3.0),
+                                   node_bandwidth=2.0, rack_bandwidth=4.0, seed=seed)  # fmt: skip
+    topo = topology(res)
+    level = TaskLevel.of(tasks)
+    share = topo.cap**alpha
+    subset = np.arange(0, topo.P, 1 + seed % 2, dtype=np.int64)
+    real = bs.fiedler_order
+    bs.fiedler_order = _no_eigensolve
+    try:
+        m = bs.bisect_map(topo, level, subset, share / share.max(), full=True, spectral=False)
+        again = bs.bisect_map(topo, TaskLevel.of(tasks), subset, share / share.max(),
+                              full=True, spectral=False)  # fmt: skip
+    finally:
+        bs.fiedler_order = real
+    assert m.shape == (n,) and np.isin(m, subset).all()
+    assert np.array_equal(m, again)  # same input, same answer
+    report = tm.verify_mapping(tasks, res, topo.order_nodes[m])
+    assert report.valid, report.problems
+
+
+def _stencil_8():
+    """8x8x8 onto 2 racks x 4 nodes x 4 cores with slow uplinks (untimed answer 16, the
+    compute bound)."""
+    return gen.stencil_task_graph((8, 8, 8)), gen.hierarchical_cluster(
+        n_racks=2, nodes_per_rack=4, cores_per_node=4, node_bandwidth=4.0,
+        rack_bandwidth=8.0, seed=103)  # fmt: skip
+
+
+def _spy(monkeypatch):
+    calls, offers = [], []
+    real = ml.grown_fine_starts
+    real_offer = ml._Incumbent.offer_early
+
+    def grown(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    def offer_early(self, value, m, history, **counts):
+        offers.append((value, m.copy()))
+        return real_offer(self, value, m, history, **counts)
+
+    monkeypatch.setattr(ml, "grown_fine_starts", grown)
+    monkeypatch.setattr(ml._Incumbent, "offer_early", offer_early)
+    return calls, offers
+
+
+def test_only_a_timed_run_makes_them_and_a_finished_one_keeps_the_untimed_answer(monkeypatch):
+    tasks, res = _stencil_8()
+    calls, _ = _spy(monkeypatch)
+    untimed = tm.map_multilevel(tasks, res, seed=0)
+    assert calls == []
+    timed = with_time_limit(ml.map_multilevel, lambda *a, **k: None)
+    r = timed(tasks, res, seed=0, time_limit=600.0)
+    assert calls == [1]
+    assert np.array_equal(r.mapping, untimed.mapping)
+
+
+@pytest.mark.parametrize("grown", ["first", "share", "after", False])
+def test_a_run_stopped_after_them_returns_the_best_of_them(grown, monkeypatch):
+    """Stopped at the second refined start (the grown starts came before the first, or
+    after it): the answer is at most every mapping the grown starts offered, each verified;
+    without them the stopped run had only the coarse starts (19 here against 16)."""
+    tasks, res = _stencil_8()
+    _, offers = _spy(monkeypatch)
+    monkeypatch.setattr(ml, "GROWN_TIMED", grown)
+    real = ml._refined_start
+    entered = {"n": 0}
+
+    def stopping(*args, **kwargs):
+        entered["n"] += 1
+        if entered["n"] == 2:
+            stop_now()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ml, "_refined_start", stopping)
+    timed = with_time_limit(ml.map_multilevel, lambda *a, **k: None)
+    r = timed(tasks, res, seed=0, time_limit=600.0)
+    assert r.status == "time_limit"
+    report = tm.verify_mapping(tasks, res, r.mapping)
+    assert report.valid and report.max_occupancy == pytest.approx(r.max_occupancy, rel=1e-12)
+    topo = topology(res)
+    grown_offers = [(v, m) for v, m in offers if m.shape[0] == tasks.n]
+    for value, m in grown_offers:
+        check = tm.verify_mapping(tasks, res, topo.order_nodes[m])
+        assert check.valid and check.max_occupancy == pytest.approx(value, rel=1e-9)
+    if grown:
+        assert r.max_occupancy <= min(v for v, _ in grown_offers) * (1 + 1e-12)
+        assert r.max_occupancy == pytest.approx(16.0)
+    else:
+        assert r.max_occupancy > 16.0 * (1 + 1e-9)
+
+
+def test_the_prediction_is_the_coarsening_scaled_and_untimed_always_fits():
+    from coalloc.taskmap import grownstarts as gs
+
+    r = gs.GROWN_PER_COARSEN
+    assert gs.grown_fits(0.1, None)
+    assert gs.grown_fits(0.1, r * 0.1)
+    assert not gs.grown_fits(0.1, r * 0.1 * (1 - 1e-9))
+    assert gs.grown_fits(0.0, 0.0)
+
+
+@pytest.mark.parametrize("fits", [True, False])
+def test_a_start_predicted_not_to_end_comes_after_the_coarse_refinement(fits, monkeypatch):
+    """The prediction stood in for (no clock): predicted to end, the grown starts come before
+    the first coarse start's refinement ("first"); predicted not to, after all the coarse
+    starts' refinement (here never: that refinement meets the lower bound, 16, and the run
+    ends). Either way a run that ends before its deadline keeps the untimed answer, and the
+    prediction is given the call's coarsening seconds."""
+    tasks, res = _stencil_8()
+    untimed = tm.map_multilevel(tasks, res, seed=0)
+    order, seen = [], []
+    real_grown, real_refined = ml.grown_fine_starts, ml._refined_start
+
+    def grown(*args, **kwargs):
+        order.append("grown")
+        return real_grown(*args, **kwargs)
+
+    def refined(*args, **kwargs):
+        order.append("refined")
+        return real_refined(*args, **kwargs)
+
+    def predicted(coarsen_s, left):
+        seen.append((coarsen_s, left))
+        return fits
+
+    monkeypatch.setattr(ml, "GROWN_TIMED", "first")
+    monkeypatch.setattr(ml, "grown_fine_starts", grown)
+    monkeypatch.setattr(ml, "_refined_start", refined)
+    monkeypatch.setattr(ml, "grown_fits", predicted)
+    timed = with_time_limit(ml.map_multilevel, lambda *a, **k: None)
+    r = timed(tasks, res, seed=0, time_limit=600.0)
+    assert len(seen) == 1 and seen[0][0] >= 0 and 0 < seen[0][1] <= 600.0
+    assert order[0] == ("grown" if fits else "refined") and "refined" in order
+    assert order.count("grown") == (1 if fits else 0)
+    assert np.array_equal(r.mapping, untimed.mapping)
