@@ -131,7 +131,8 @@ def _import_in_child(name: str) -> None:
     os._exit(0 if importlib.import_module(name).VALUE == 42 else 3)
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "register_at_fork"), reason="needs os.register_at_fork (POSIX fork)")
+@pytest.mark.skipif(not hasattr(__import__("os"), "register_at_fork"),
+                    reason="needs os.register_at_fork (POSIX fork)")  # fmt: skip
 def test_a_fork_waits_for_a_running_import(slow_module):
     # A child forked while the module is half imported would inherit its import lock held by
     # a thread it does not have, and its own import would wait for ever (a batch's forked
