@@ -227,6 +227,25 @@ def testbed_clustered(n: int, seed: int) -> Any:
     return tb.VirtualTopology(nodes, links)
 
 
+def testbed_typed(seed: int) -> Any:
+    """A link-free experiment of typed PCs onto a one-switch testbed of 2-4 typed PCs (as
+    ``tests/testbed/test_explain.py``): seeds 13 and 28 are infeasible with no proof naming
+    nodes, so that an explanation starts from the count's violator and its exact model's
+    core (``bench/shared/first_call.py --call explain``)."""
+    from coalloc import testbed as tb
+
+    rng = np.random.default_rng(seed)
+    kinds = ("pc850", "pc3000", "d710")
+    pcs = [kinds[int(k)] for k in rng.integers(0, 3, int(rng.integers(2, 5)))]
+    lines = ["node sw switch:1"]
+    for i, k in enumerate(pcs):
+        lines += [f"node p{i} pc:1 {k}:1", f"link l{i} p{i} sw 100000 0 0"]
+    n = int(rng.integers(1, 6))
+    vtypes = {f"v{j}": str(rng.choice(("pc",) + kinds)) for j in range(n)}
+    top = tb.VirtualTopology([tb.VNode(v, t) for v, t in vtypes.items()])
+    return top, tb.parse_ptop("\n".join(lines))
+
+
 def _emulab(top: str, ptop: str) -> Any:
     from coalloc import testbed as tb
 

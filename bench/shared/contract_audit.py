@@ -102,6 +102,7 @@ from bench.shared.audit_cases import (  # noqa: F401
     task_graph_clustered,
     testbed_clustered,
     testbed_ring,
+    testbed_typed,
 )
 from bench.shared.audit_cli import HAS_JSON, HAS_OUTPUT, WORDS, cli_check  # noqa: F401
 from bench.shared.audit_referees import (  # noqa: F401

@@ -152,3 +152,49 @@ def test_a_fork_waits_for_a_running_import(slow_module):
         child.join()
     releaser.join()
     assert child.exitcode == 0
+
+
+def test_a_load_begun_on_return_waits_for_the_outermost_block(slow_module):
+    # A call made of timed calls (the testbed's explanation asks its mappers): what the
+    # inner calls begin "as they return" begins only as the outer call returns.
+    name, gate = slow_module
+    import importlib
+
+    def loader():
+        return importlib.import_module(name)
+
+    with lazyimport.on_return():
+        with lazyimport.on_return():  # an inner call's own block: not its end yet
+            lazyimport.start_on_return(name, loader)
+        assert name not in lazyimport._LOADS  # the inner block ended: still not begun
+        lazyimport.start_on_return(name, loader)  # asked twice: begun once
+        assert name not in lazyimport._LOADS
+    assert name in lazyimport._LOADS  # the outermost block ended: begun
+    assert gate["started"].wait(HOLD)
+    gate["release"].set()
+    lazyimport._LOADS[name][0].join(HOLD)
+    assert lazyimport.loaded(name).VALUE == 42
+
+
+def test_a_load_begun_on_return_outside_a_block_begins_at_once(slow_module):
+    name, gate = slow_module
+    import importlib
+
+    lazyimport.start_on_return(name, lambda: importlib.import_module(name))
+    assert gate["started"].wait(HOLD)  # begun, not waited for
+    assert lazyimport.pending(name)
+    gate["release"].set()
+
+
+def test_a_block_that_raises_still_begins_its_loads(slow_module):
+    name, gate = slow_module
+    import importlib
+
+    with pytest.raises(KeyError):
+        with lazyimport.on_return():
+            lazyimport.start_on_return(name, lambda: importlib.import_module(name))
+            raise KeyError("the call failed")
+    assert gate["started"].wait(HOLD)
+    gate["release"].set()
+    with lazyimport.on_return():  # the next block starts empty
+        assert lazyimport._RETURN.wanted == {}

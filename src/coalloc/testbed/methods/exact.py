@@ -10,6 +10,7 @@ from typing import Optional
 from ..._shared import interrupt
 from ..._shared.constraints import checked
 from ..._shared.milp import import_solver_until
+from ..._shared.milp.run import import_solver_later
 from ..._shared.milp.supervise import free_in_background, start_freer
 
 # (here, not inside the call: there, its first compile and run took 10-40 ms of a 0.05 s
@@ -115,11 +116,11 @@ def _begin_cpsat_import() -> None:
     process's next calls find CP-SAT loaded (without it, every later short call ended
     ``time_limit`` without a mapping: the held-back audit's Emulab test_big onto Utah 2000
     at 0.05 and 0.5 s); begun earlier, OR-Tools' initialisation held the interpreter lock
-    while the call returned (0.07-0.19 s at T = 0.05 s in a fresh process, two busy loops)."""
-    try:
-        import_solver_until("cpsat", time.perf_counter())  # the deadline now: not waited for
-    except ImportError:  # no OR-Tools: the calls say so
-        pass
+    while the call returned (0.07-0.19 s at T = 0.05 s in a fresh process, two busy loops).
+    Inside a call made of such calls (an explanation:
+    :func:`coalloc._shared.lazyimport.on_return`) it begins when that call returns."""
+    import_solver_later("cpsat")  # (no OR-Tools: the thread's ImportError, kept; the calls
+    # say so)
 
 
 _CPSAT = "ortools.sat.python.cp_model"
