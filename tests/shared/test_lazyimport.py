@@ -198,3 +198,44 @@ def test_a_block_that_raises_still_begins_its_loads(slow_module):
     gate["release"].set()
     with lazyimport.on_return():  # the next block starts empty
         assert lazyimport._RETURN.wanted == {}
+
+
+def test_the_later_thread_is_started_as_a_block_begins_not_as_it_ends(monkeypatch):
+    # A new thread's first turn held the caller 11-30 ms under load: the thread that begins
+    # the loads on return is started as the call begins (its budget), once per process.
+    monkeypatch.setattr(lazyimport, "_LATER", [])
+    with lazyimport.on_return():
+        assert len(lazyimport._LATER) == 1
+        q = lazyimport._LATER[0]
+        with lazyimport.on_return():
+            pass
+    assert lazyimport._LATER == [q]
+
+
+def _later_in_child(name: str) -> None:
+    import importlib
+    import os
+
+    lazyimport.start_on_return(name, lambda: importlib.import_module(name))
+    lazyimport._LOADS[name][0].join(HOLD)
+    os._exit(0 if lazyimport.loaded(name) is not None else 3)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "register_at_fork"),
+                    reason="needs os.register_at_fork (POSIX fork)")  # fmt: skip
+def test_a_forked_child_gets_its_own_later_thread(slow_module, monkeypatch):
+    # The parent's later thread is not in a forked child: a load the child begins on return
+    # must still run (the child starts a thread of its own).
+    import multiprocessing
+
+    name, gate = slow_module
+    gate["release"].set()
+    monkeypatch.setattr(lazyimport, "_LATER", [])
+    lazyimport._later_queue()
+    child = multiprocessing.get_context("fork").Process(target=_later_in_child, args=(name,))
+    child.start()
+    child.join(2 * HOLD)
+    if child.is_alive():
+        child.kill()
+        child.join()
+    assert child.exitcode == 0

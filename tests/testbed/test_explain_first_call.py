@@ -26,13 +26,17 @@ top = tb.VirtualTopology([tb.VNode(v, t) for v, t in
                            ("v4", "d710")]])
 ORDER = []
 _real_maps, _real_start = ex._maps, lazyimport._start
+_real_later = lazyimport._start_later
 def _spy_maps(*args, **kwargs):
     ORDER.append("maps")
     return _real_maps(*args, **kwargs)
 def _spy_start(key, loader):
     ORDER.append("begun:" + key)
     return _real_start(key, loader)
-ex._maps, lazyimport._start = _spy_maps, _spy_start
+def _spy_later(key, loader):
+    ORDER.append("begun:" + key)
+    return _real_later(key, loader)
+ex._maps, lazyimport._start, lazyimport._start_later = _spy_maps, _spy_start, _spy_later
 """
 CHECK = """
 report = {"order": ORDER, "explained": result is not None}
