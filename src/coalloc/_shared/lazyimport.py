@@ -48,7 +48,7 @@ from types import ModuleType
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 __all__ = ["IMPORT_SECONDS", "import_by", "import_in_budget", "installed", "load_by", "loaded",
-           "on_return", "pending", "start", "start_on_return"]  # fmt: skip
+           "on_return", "pending", "ready_on_return", "start", "start_on_return"]  # fmt: skip
 
 #: Seconds a module's first import takes, about, on this project's 2-core VM at a load of
 #: 1-2 after ``numpy`` (``python -X importtime``): waited for only with this much time
@@ -200,6 +200,14 @@ def _later_queue() -> Any:
                              daemon=True).start()  # fmt: skip
             _LATER.append(q)
         return _LATER[0]
+
+
+def ready_on_return() -> None:
+    """Start the thread of the loads begun on return now (once per process): a timed call
+    that may begin one as it returns calls this as it begins, so that the thread's first
+    turn falls inside its budget, not after its answer (:func:`on_return` does it itself).
+    """
+    _later_queue()
 
 
 def _run_later(q: Any) -> None:

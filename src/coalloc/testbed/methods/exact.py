@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Optional
 
-from ..._shared import interrupt
+from ..._shared import interrupt, lazyimport
 from ..._shared.constraints import checked
 from ..._shared.milp import import_solver_until
 from ..._shared.milp.run import import_solver_later
@@ -76,6 +76,8 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
     # takes an int32); these only fix their types
     tl = None if time_limit is None else float(time_limit)
     threads = int(threads)
+    if tl is not None and _CPSAT not in sys.modules:
+        lazyimport.ready_on_return()  # (see _begin_cpsat_import)
     try:  # the problem's build polls the deadline (0.1-0.4 s on 2,000 PCs, first call)
         with interrupt.until(None if tl is None else t0 + tl):
             pr = _problem(top, ptop, available, trunk_used)
