@@ -7,8 +7,12 @@ imported ``coalloc`` and the family and built the instance (a small case of
 ``bench/shared/contract_audit.py``) but nothing else, then times ``solve(method,
 time_limit=T)``: wall, status, within ``T + max(0.05, 0.05 T)``, and which packages the
 call imported. ``--busy K`` runs K busy loops beside (``bench/shared/_phases.py``).
+``--call explain`` times ``inst.explain(time_limit=T)`` instead (the family's "why not";
+``--build`` another instance: an infeasible one, for an explanation to search).
 
     PYTHONPATH=src:. nice python -m bench.shared.first_call --busy 2 --limits 0.05 0.2 1
+    PYTHONPATH=src:. nice python -m bench.shared.first_call --family testbed --call explain \
+        --build "testbed_typed(13)" --busy 2
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ HEAVY = ("highspy", "scipy.optimize", "scipy.sparse", "ortools.sat.python.cp_mod
 CHILD = r"""
 import json, sys, time
 import importlib
-kind, where, build, method, T = sys.argv[1:5] + [float(sys.argv[5])]
+kind, where, build, method, T, call = sys.argv[1:5] + [float(sys.argv[5]), sys.argv[6]]
 from bench.shared import contract_audit as ca
 mod, _, name = where.partition(":")
 cls = getattr(importlib.import_module(mod), name)
@@ -52,7 +56,11 @@ inst = cls.coerce(eval(build, dict(vars(ca))))
 before = set(sys.modules)
 t0 = time.perf_counter()
 try:
-    st = inst.solve(method, seed=0, time_limit=T).status
+    if call == "explain":
+        got = inst.explain(time_limit=T)
+        st = "none" if got is None else f"explained (minimal={got.minimal})"
+    else:
+        st = inst.solve(method, seed=0, time_limit=T).status
 except Exception as exc:
     st = "raised " + type(exc).__name__ + ": " + str(exc)[:80]
 wall = time.perf_counter() - t0
@@ -67,10 +75,10 @@ def allowed(T: float) -> float:
     return T + max(0.05, 0.05 * T)
 
 
-def one(kind: str, where: str, build: str, method: str, T: float) -> dict:
-    """One fresh process's timed call (see :data:`CHILD`)."""
+def one(kind: str, where: str, build: str, method: str, T: float, call: str = "solve") -> dict:
+    """One fresh process's timed call (see :data:`CHILD`): ``solve`` or ``explain``."""
     code = f"HEAVY = {HEAVY!r}\n" + CHILD
-    out = subprocess.run([sys.executable, "-c", code, kind, where, build, method, str(T)],
+    out = subprocess.run([sys.executable, "-c", code, kind, where, build, method, str(T), call],
                          capture_output=True, text=True, timeout=600)  # fmt: skip
     try:
         rec = json.loads(out.stdout.strip().splitlines()[-1])
@@ -89,6 +97,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--busy", type=int, default=0, help="busy loops beside")
     ap.add_argument("--json", default=None, help="append one JSON line per call")
+    ap.add_argument("--call", choices=["solve", "explain"], default="solve",
+                    help="explain: inst.explain(time_limit=T) (the method is not used)")
+    ap.add_argument("--build", default=None,
+                    help="the instance: an expression over contract_audit's generators")
     add_quiet(ap)
     args = ap.parse_args(argv)
     from coalloc._shared.family import problem_kinds
@@ -104,8 +116,12 @@ def main(argv: Optional[List[str]] = None) -> int:
                 for method in every if args.methods == ["all"] else args.methods:
                     if method in every:  # (a method of another family: skipped)
                         plan += [(fam, method, T) for T in args.limits]
+        if args.call == "explain":  # (one call per family, limit and rep: no method)
+            plan = [(fam, "explain", T) for _ in range(args.reps) for fam in args.family
+                    for T in args.limits]  # fmt: skip
         for fam, method, T in bar(plan, desc="fresh calls", unit="call"):
-            rec = one(*CASES[fam], method, T)
+            kind, where, build = CASES[fam]
+            rec = one(kind, where, args.build or build, method, T, args.call)
             rows.append(rec)
             say(json.dumps(rec))
             if args.json:

@@ -20,8 +20,10 @@ would show as an overrun:
 
 With ``--trace``, CTAAP ``exact``'s phases are wrapped (``bench/shared/_phases.py``): the
 model's build and its conflict pairs, the flow bound, the constraint matrix, the MILP, the
-check and the allocation's assembly; each call's record says which phase was running at
-the deadline and when each ended (``phases``).
+check and the allocation's assembly; and the testbed's ``assign+`` (its set-up, the annealer
+beside, the strategies, the portfolio's steps, routing, the answer's assembly); each call's
+record says which phase was running at the deadline and when each ended (``phases``), and
+``events``: every wrapped call's (label, start, end) in seconds from the call's start.
 
 Every call: wall time, the process's CPU time (all its threads: a wall time past the
 contract with a CPU time within it is the scheduler under load, not a phase), status,
@@ -136,7 +138,25 @@ TRACED = (("coalloc.ctaap.exact", None, "_build_under", "build+bound"),
           ("coalloc.ctaap.exact", "_Model", "constraint_matrix", "matrix"),
           ("coalloc.ctaap.exact", None, "_merge_fits", "merge check"),
           ("coalloc._shared.milp", None, "run_milp", "milp"),
-          ("coalloc.ctaap.exact", None, "_with_allocation", "verify+assemble"))  # fmt: skip
+          ("coalloc.ctaap.exact", None, "_with_allocation", "verify+assemble"),
+          # the testbed's assign+ (the default and its variants): its set-up, the annealer
+          # beside, the strategies, the portfolio's steps, routing, the answer's assembly
+          ("coalloc.testbed.methods.assign_plus", None, "_problem", "tb setup"),
+          ("coalloc.testbed.methods.assign_plus", None, "_beside", "tb beside start"),
+          ("coalloc.testbed.methods.assign_plus", None, "_early_answer", "tb early"),
+          ("coalloc.testbed.methods.assign_plus", None, "assign_plus", "tb strategies"),
+          ("coalloc.testbed.methods.assign_plus", None, "_anneal_member", "tb anneal member"),
+          ("coalloc.testbed.methods.assign_plus", None, "_portfolio", "tb portfolio"),
+          ("coalloc.testbed.methods.assign_plus", None, "_quick_anneal", "tb quick anneal"),
+          ("coalloc.testbed.methods.assign_plus", None, "_full_anneal", "tb full anneal"),
+          ("coalloc.testbed.methods.assign_plus", None, "_moves", "tb moves"),
+          ("coalloc.testbed.methods.assign_plus", None, "_offered_desires", "tb desires"),
+          ("coalloc.testbed.methods.assign_plus", None, "_exact_candidate", "tb exact"),
+          ("coalloc.testbed.methods.assign_plus", "_BesideAnneal", "hear", "tb hear"),
+          ("coalloc.testbed.methods.assign_plus", "_Hearing", "__exit__", "tb hearing exit"),
+          ("coalloc.testbed.methods.assign_plus", None, "route", "tb route"),
+          ("coalloc.testbed.methods.assign_plus", None, "_result", "tb result"),
+          ("coalloc.testbed.methods.assign_plus", None, "_better_of", "tb better of"))  # fmt: skip
 
 
 def trace_phases() -> None:
@@ -155,12 +175,14 @@ def _phases(t0: float, T: float) -> dict:
     last of its runs) and the one running at the deadline (None: none was)."""
     ends: dict = {}
     at = None
+    events = []
     for label, a, b in EVENTS:
         ends[label] = round(b - t0, 4)
-        if a - t0 <= T < b - t0 and (at is None or label != "build+bound"):
+        events.append((label, round(a - t0, 4), round(b - t0, 4)))
+        if a - t0 <= T < b - t0 and (at is None or label not in ("build+bound", "tb portfolio")):
             at = label  # the innermost: wrappers end after what they call
     EVENTS.clear()
-    return {"phases": ends, "at_deadline": at}
+    return {"phases": ends, "at_deadline": at, "events": events}
 
 
 def _one(cls: Any, build: Callable, method: str, T: float, seed: int) -> dict:
@@ -233,7 +255,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--fresh", action="store_true", help="collective: a fresh pool too")
     ap.add_argument("--load", type=int, default=0, help="busy processes beside")
     ap.add_argument("--json", default=None, help="append one JSON line per call")
-    ap.add_argument("--trace", action="store_true", help="CTAAP exact's phases per call")
+    ap.add_argument("--trace", action="store_true",
+                    help="CTAAP exact's and testbed assign+'s phases per call")  # fmt: skip
     add_quiet(ap)
     args = ap.parse_args(argv)
     if args.trace:

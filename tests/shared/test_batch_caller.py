@@ -125,3 +125,52 @@ def test_a_process_batch_gives_the_serial_answers_and_leaves_the_collector_on(fa
         got = coalloc.solve_many(batch, executor=pool, seed=5, chunksize="auto")
     assert gc.isenabled()
     same_verified_answers(batch, got, serial)
+
+
+def _seen_by_progress(batch, **kwargs):
+    """The collector's state each time the batch's progress callback ran (the caller's
+    thread, between two chunks)."""
+    states = []
+    results = coalloc.solve_many(batch, seed=5, progress=lambda done, total: states.append(
+        gc.isenabled()), **kwargs)  # fmt: skip
+    return results, states
+
+
+def test_solve_many_on_processes_pauses_the_collector_for_the_whole_run():
+    # The caller only packs chunks and loads records there: paused chunk by chunk, the
+    # first allocation after each chunk set off the collections it had deferred (a full
+    # one of the heap with just-built instances in it). Paused for the whole run now.
+    batch = family_batch("testbed", 12, seed=4, small=True)
+    serial = coalloc.solve_many(batch, executor="serial", seed=5)
+    with cf.ProcessPoolExecutor(2) as pool:
+        got, states = _seen_by_progress(batch, executor=pool, chunksize=2)
+    assert states and not any(states)  # between chunks too
+    assert gc.isenabled()
+    same_verified_answers(batch, got, serial)
+
+
+@pytest.mark.parametrize("executor", ["threads", "serial"])
+def test_a_batch_solved_in_this_process_leaves_the_collector_on(executor):
+    # threads and the serial loop solve here: their solvers' garbage needs the collector
+    batch = family_batch("testbed", 6, seed=4, small=True)
+    _, states = _seen_by_progress(batch, executor=executor, chunksize=2)
+    assert states and all(states)
+    assert gc.isenabled()
+
+
+def test_solve_many_iter_leaves_the_collector_on_for_the_callers_code():
+    # between two results the caller's own code runs: the collector is on there
+    batch = family_batch("testbed", 6, seed=4, small=True)
+    with cf.ProcessPoolExecutor(2) as pool:
+        seen = [gc.isenabled() for _ in coalloc.solve_many_iter(batch, executor=pool, seed=5,
+                                                                 chunksize=2)]  # fmt: skip
+    assert seen and all(seen)
+    assert gc.isenabled()
+
+
+def test_a_batch_that_raises_restores_the_collector():
+    batch = family_batch("testbed", 4, seed=4, small=True) + ["no/such/file.top"]
+    with cf.ProcessPoolExecutor(2) as pool:
+        with pytest.raises(coalloc.batch.BatchError):
+            coalloc.solve_many(batch, executor=pool, seed=5, on_error="raise", chunksize=2)
+    assert gc.isenabled()

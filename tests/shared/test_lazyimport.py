@@ -131,7 +131,8 @@ def _import_in_child(name: str) -> None:
     os._exit(0 if importlib.import_module(name).VALUE == 42 else 3)
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "register_at_fork"), reason="POSIX fork")
+@pytest.mark.skipif(not hasattr(__import__("os"), "register_at_fork"),
+                    reason="needs os.register_at_fork (POSIX fork)")  # fmt: skip
 def test_a_fork_waits_for_a_running_import(slow_module):
     # A child forked while the module is half imported would inherit its import lock held by
     # a thread it does not have, and its own import would wait for ever (a batch's forked
@@ -150,4 +151,91 @@ def test_a_fork_waits_for_a_running_import(slow_module):
         child.kill()
         child.join()
     releaser.join()
+    assert child.exitcode == 0
+
+
+def test_a_load_begun_on_return_waits_for_the_outermost_block(slow_module):
+    # A call made of timed calls (the testbed's explanation asks its mappers): what the
+    # inner calls begin "as they return" begins only as the outer call returns.
+    name, gate = slow_module
+    import importlib
+
+    def loader():
+        return importlib.import_module(name)
+
+    with lazyimport.on_return():
+        with lazyimport.on_return():  # an inner call's own block: not its end yet
+            lazyimport.start_on_return(name, loader)
+        assert name not in lazyimport._LOADS  # the inner block ended: still not begun
+        lazyimport.start_on_return(name, loader)  # asked twice: begun once
+        assert name not in lazyimport._LOADS
+    assert name in lazyimport._LOADS  # the outermost block ended: begun
+    assert gate["started"].wait(HOLD)
+    gate["release"].set()
+    lazyimport._LOADS[name][0].join(HOLD)
+    assert lazyimport.loaded(name).VALUE == 42
+
+
+def test_a_load_begun_on_return_outside_a_block_begins_at_once(slow_module):
+    name, gate = slow_module
+    import importlib
+
+    lazyimport.start_on_return(name, lambda: importlib.import_module(name))
+    assert gate["started"].wait(HOLD)  # begun, not waited for
+    assert lazyimport.pending(name)
+    gate["release"].set()
+
+
+def test_a_block_that_raises_still_begins_its_loads(slow_module):
+    name, gate = slow_module
+    import importlib
+
+    with pytest.raises(KeyError):
+        with lazyimport.on_return():
+            lazyimport.start_on_return(name, lambda: importlib.import_module(name))
+            raise KeyError("the call failed")
+    assert gate["started"].wait(HOLD)
+    gate["release"].set()
+    with lazyimport.on_return():  # the next block starts empty
+        assert lazyimport._RETURN.wanted == {}
+
+
+def test_the_later_thread_is_started_as_a_block_begins_not_as_it_ends(monkeypatch):
+    # A new thread's first turn held the caller 11-30 ms under load: the thread that begins
+    # the loads on return is started as the call begins (its budget), once per process.
+    monkeypatch.setattr(lazyimport, "_LATER", [])
+    with lazyimport.on_return():
+        assert len(lazyimport._LATER) == 1
+        q = lazyimport._LATER[0]
+        with lazyimport.on_return():
+            pass
+    assert lazyimport._LATER == [q]
+
+
+def _later_in_child(name: str) -> None:
+    import importlib
+    import os
+
+    lazyimport.start_on_return(name, lambda: importlib.import_module(name))
+    lazyimport._LOADS[name][0].join(HOLD)
+    os._exit(0 if lazyimport.loaded(name) is not None else 3)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "register_at_fork"),
+                    reason="needs os.register_at_fork (POSIX fork)")  # fmt: skip
+def test_a_forked_child_gets_its_own_later_thread(slow_module, monkeypatch):
+    # The parent's later thread is not in a forked child: a load the child begins on return
+    # must still run (the child starts a thread of its own).
+    import multiprocessing
+
+    name, gate = slow_module
+    gate["release"].set()
+    monkeypatch.setattr(lazyimport, "_LATER", [])
+    lazyimport._later_queue()
+    child = multiprocessing.get_context("fork").Process(target=_later_in_child, args=(name,))
+    child.start()
+    child.join(2 * HOLD)
+    if child.is_alive():
+        child.kill()
+        child.join()
     assert child.exitcode == 0

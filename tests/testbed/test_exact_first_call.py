@@ -32,13 +32,17 @@ SPY = """
 import coalloc.testbed.methods.exact as tbx
 ORDER = []
 _real_result, _real_start = tbx._result, lazyimport._start
+_real_later = lazyimport._start_later
 def _spy_result(*args, **kwargs):
     ORDER.append("result")
     return _real_result(*args, **kwargs)
 def _spy_start(key, loader):
     ORDER.append("begun")
     return _real_start(key, loader)
-tbx._result, lazyimport._start = _spy_result, _spy_start
+def _spy_later(key, loader):
+    ORDER.append("begun")
+    return _real_later(key, loader)
+tbx._result, lazyimport._start, lazyimport._start_later = _spy_result, _spy_start, _spy_later
 """
 
 

@@ -27,10 +27,11 @@ from __future__ import annotations
 import contextlib
 import gc
 import math
+import threading
 from collections import defaultdict, deque
 from operator import attrgetter
 from types import MappingProxyType
-from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -61,6 +62,34 @@ def _polled(items, every: int = POLL_EVERY):
         if not k % every:
             check()
         yield item
+
+
+def _resumed(cache: dict, key: str, items: Sequence, fn: Callable[[Any], Any],
+             every: int = 32) -> list:  # fmt: skip
+    """``[fn(x) for x in items]`` polled as :func:`_polled` and resumable: the values a
+    stopped build made stay in ``cache[key]`` and the next build goes on from there (the
+    key goes once the list is whole). A testbed's router's and checker's tables are built
+    this way in a time-limited set-up (``methods.outcome._problem``): built whole there,
+    they took 0.1-0.7 s of wall under load on 2,000 PCs without a look at the deadline
+    (assign+ at T = 1 s ended at 1.3-1.5 s), and a short call stopped in them must not
+    begin them afresh each time. A thread that finds another building them builds its
+    own copy (polled, not kept). A look every ``every`` items: 256 nodes' views took 0.1 s
+    of wall under load."""
+    lock = cache.setdefault(key + "/lock", threading.Lock())
+    if not lock.acquire(blocking=False):  # another thread's build under way
+        return [fn(x) for x in _polled(items, every)]
+    try:
+        done = cache.setdefault(key, [])
+        check = interrupt.check
+        for k in range(len(done), len(items)):
+            if not k % every:
+                check()
+            done.append(fn(items[k]))
+        cache.pop(key, None)
+        cache.pop(key + "/lock", None)
+        return done
+    finally:
+        lock.release()
 
 
 #: Bandwidth assumed for a ``*`` link when no interface is known.

@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from .._shared.caches import cache_of
-from .problem import BIG, Problem, link_bw
+from .problem import BIG, Problem, _resumed, link_bw
 
 __all__ = ["Placement", "route", "Routing", "estimate_isw"]
 
@@ -181,7 +181,7 @@ def _iface_columns(node, links: list, switches: tuple, sidx: Dict[str, int]) -> 
     return columns
 
 
-def _route_tables(pr: Problem) -> tuple:
+def _route_tables(pr: Problem, polled: bool = False) -> tuple:
     """What :func:`route` reads that depends on the testbed only, cached on it.
 
     ``ifaces[p]``: the switch-facing interfaces of physical node ``p`` in the order of
@@ -189,6 +189,8 @@ def _route_tables(pr: Problem) -> tuple:
     ``trunks[g]``: ``(name, link types)`` of the trunks of group ``g``; ``direct``: the
     ``(name, bandwidth, link types)`` of the links between two hosts, by host pair; and
     an empty dict that :func:`route` fills with interface rankings by (host, switch).
+    ``polled`` (a time-limited set-up): the interfaces are built looking at the deadline,
+    and a stopped build is resumed by the next (:func:`.problem._resumed`).
     """
     ptop = pr.ptop
     cached = cache_of(ptop).get("route")  # kept beside the model, never on it
@@ -205,8 +207,14 @@ def _route_tables(pr: Problem) -> tuple:
             trunks_at[lk.a].append(lk)
             trunks_at[lk.b].append(lk)
     switches = tuple(pr.switches)
-    ifaces = [_iface_columns(nodes[name], trunks_at[name] if name in sidx else adjacency[name],
-                             switches, sidx) for name in pn]  # fmt: skip
+    def columns(name: str) -> tuple:
+        return _iface_columns(nodes[name], trunks_at[name] if name in sidx else adjacency[name],
+                              switches, sidx)  # fmt: skip
+
+    if polled:
+        ifaces = _resumed(cache_of(ptop), "route/ifaces", pn, columns)
+    else:
+        ifaces = [columns(name) for name in pn]
     links = ptop.links
     trunks = [tuple((t, links[t].types or ("ethernet",)) for t in names) for names in pr.tlinks]
     direct = {key: tuple((n, links[n].bw, links[n].types or ("ethernet",)) for n in names)

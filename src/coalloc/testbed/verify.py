@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from .._shared.caches import cache_of, travels
 from .._shared.result import Report
 from .model import PhysicalTopology, VirtualTopology
-from .problem import _tables_packed, _tables_unpacked, _testbed_part
+from .problem import _resumed, _tables_packed, _tables_unpacked, _testbed_part
 from .reasons import reason_text
 
 __all__ = ["VerifyReport", "verify_mapping"]
@@ -248,19 +248,25 @@ class _LinkViews(dict):
             return default
 
 
-def _testbed_tables(ptop: PhysicalTopology) -> tuple:
+def _testbed_tables(ptop: PhysicalTopology, polled: bool = False) -> tuple:
     """The checker's own view of a testbed, cached on it (the testbed is immutable).
 
     ``switches``: the switch names; ``additive``: each node's additive features as
     ``[(name, capacity)]``, ``negative`` those of a negative capacity; ``links``: each
     link's ``(a, b, bandwidth, link types, trunk)``;
     ``tsig``: each node's type signature (nodes with the same types and static types, in the
-    same order, share it).
+    same order, share it). ``polled`` (a time-limited set-up): the nodes' views are built
+    looking at the deadline, and a stopped build is resumed by the next
+    (:func:`.problem._resumed`).
     """
     cached = cache_of(ptop).get("verify")  # kept beside the model, never on it
     if cached is None:
         switches = frozenset(n for n, node in ptop.nodes.items() if node.is_switch)
-        facts = [_node_view(nd) for nd in ptop.nodes.values()]
+        if polled:
+            facts = _resumed(cache_of(ptop), "verify/facts", list(ptop.nodes.values()),
+                             _node_view)  # fmt: skip
+        else:
+            facts = [_node_view(nd) for nd in ptop.nodes.values()]
         additive = {n: f[0] for n, f in zip(ptop.nodes, facts)}
         links = _LinkViews(ptop.links, switches)
         sigs: Dict[tuple, int] = {}

@@ -113,6 +113,15 @@ def import_solver_until(solver: str, deadline: Optional[float]) -> Any:
                          IMPORT_SECONDS.get(solver, 0.0))  # fmt: skip
 
 
+def import_solver_later(solver: str) -> None:
+    """Begin ``solver``'s import in the background for the process's next calls, waiting
+    for nothing: a time-limited call too short for the import calls it as it returns (its
+    answer built), and inside :func:`coalloc._shared.lazyimport.on_return` it begins when
+    the enclosing call returns. Loaded or unknown: nothing."""
+    if solver in SOLVERS and _lazy.loaded(_MODULES[solver]) is None:
+        _lazy.start_on_return(f"solver:{solver}", lambda: import_solver(solver))
+
+
 def preload(*solvers: str) -> list:
     """Import the given solvers now (default: every one installed), so that a time-limited
     solve that follows does not spend its budget on a first import (CP-SAT: 0.7-4.7 s).

@@ -526,10 +526,22 @@ class _BesideAnneal:
         return out
 
 
+#: Seconds left under which the annealer is not started in a thread beside the strategies
+#: (it runs after them, in the caller's thread): a thread's first turn took 30-45 ms under
+#: a load of 5-8 (assign+ on ring(800) / 2,000 PCs, its set-up ending near a 1 s deadline).
+#: Small: at T = 0.05 s the annealer beside is the default's answer where the strategies
+#: find none in time (0.1 s here lost the audit's emulab-ugly at 0.05 s to "anneal").
+BESIDE_MIN_LEFT = 0.02
+
+
 def _beside(pr: Problem, seed, backend: str) -> Optional[_BesideAnneal]:
     """:class:`_BesideAnneal` started, where it applies (the compiled kernel, every
-    virtual node with candidates, a time limit in force); None elsewhere."""
-    if backend != "compiled" or any(not c for c in pr.cand) or kernel_deadline() is None:
+    virtual node with candidates, a time limit in force with at least
+    :data:`BESIDE_MIN_LEFT` left); None elsewhere."""
+    if backend != "compiled" or any(not c for c in pr.cand):
+        return None
+    left = kernel_deadline()
+    if left is None or left < BESIDE_MIN_LEFT:
         return None
     return _BesideAnneal(pr, seed)
 
@@ -661,6 +673,8 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
     scoring = choice(scoring, SCORINGS, "scoring")  # fixed by the variant, not a parameter
     exact_nodes = int(exact_nodes)  # checked by the table (@checked)
     pr = _problem(top, ptop, available, trunk_used)
+    interrupt.check()  # a set-up ended past the deadline: no annealer thread begun (its
+    # first turn took 30-40 ms under load), the limit's stop at once
     t1 = time.perf_counter()
     backend = backend_name(backend)
     breach = policy_breach(pr.top, pr.ptop)

@@ -7,9 +7,10 @@ import sys
 import time
 from typing import Optional
 
-from ..._shared import interrupt
+from ..._shared import interrupt, lazyimport
 from ..._shared.constraints import checked
 from ..._shared.milp import import_solver_until
+from ..._shared.milp.run import import_solver_later
 from ..._shared.milp.supervise import free_in_background, start_freer
 
 # (here, not inside the call: there, its first compile and run took 10-40 ms of a 0.05 s
@@ -75,6 +76,8 @@ def exact_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Optional
     # takes an int32); these only fix their types
     tl = None if time_limit is None else float(time_limit)
     threads = int(threads)
+    if tl is not None and _CPSAT not in sys.modules:
+        lazyimport.ready_on_return()  # (see _begin_cpsat_import)
     try:  # the problem's build polls the deadline (0.1-0.4 s on 2,000 PCs, first call)
         with interrupt.until(None if tl is None else t0 + tl):
             pr = _problem(top, ptop, available, trunk_used)
@@ -115,11 +118,11 @@ def _begin_cpsat_import() -> None:
     process's next calls find CP-SAT loaded (without it, every later short call ended
     ``time_limit`` without a mapping: the held-back audit's Emulab test_big onto Utah 2000
     at 0.05 and 0.5 s); begun earlier, OR-Tools' initialisation held the interpreter lock
-    while the call returned (0.07-0.19 s at T = 0.05 s in a fresh process, two busy loops)."""
-    try:
-        import_solver_until("cpsat", time.perf_counter())  # the deadline now: not waited for
-    except ImportError:  # no OR-Tools: the calls say so
-        pass
+    while the call returned (0.07-0.19 s at T = 0.05 s in a fresh process, two busy loops).
+    Inside a call made of such calls (an explanation:
+    :func:`coalloc._shared.lazyimport.on_return`) it begins when that call returns."""
+    import_solver_later("cpsat")  # (no OR-Tools: the thread's ImportError, kept; the calls
+    # say so)
 
 
 _CPSAT = "ortools.sat.python.cp_model"
