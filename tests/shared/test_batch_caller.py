@@ -174,3 +174,32 @@ def test_a_batch_that_raises_restores_the_collector():
         with pytest.raises(coalloc.batch.BatchError):
             coalloc.solve_many(batch, executor=pool, seed=5, on_error="raise", chunksize=2)
     assert gc.isenabled()
+
+
+
+@pytest.mark.parametrize("every, collects", [(0.0, True), (float("inf"), False)])
+def test_a_paused_run_still_collects_every_so_often(monkeypatch, every, collects):
+    # the whole run's pause must not let a long batch's cyclic garbage grow without end:
+    # the run collects itself, the collector still paused, every PAUSED_COLLECT_EVERY
+    # seconds (at 0: after every chunk; at infinity: never, the referee's other side)
+    from coalloc.batch import run as batch_run
+
+    monkeypatch.setattr(batch_run, "PAUSED_COLLECT_EVERY", every)
+    real, seen = gc.collect, []
+
+    def spy(*args):
+        seen.append(gc.isenabled())
+        return real(*args)
+
+    monkeypatch.setattr(gc, "collect", spy)
+    batch = family_batch("testbed", 12, seed=4, small=True)
+    serial = coalloc.solve_many(batch, executor="serial", seed=5)
+    seen.clear()
+    with cf.ProcessPoolExecutor(2) as pool:
+        got = coalloc.solve_many(batch, executor=pool, seed=5, chunksize=2)
+    if collects:
+        assert seen and not any(seen)  # collections made inside the paused run
+    else:
+        assert seen == []
+    assert gc.isenabled()
+    same_verified_answers(batch, got, serial)

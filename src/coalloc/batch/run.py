@@ -14,12 +14,14 @@ import collections.abc as abc
 import concurrent.futures as cf
 import contextlib
 import functools
+import gc
 import inspect
 import math
 import os
 import shutil
 import statistics
 import threading
+import time
 import warnings
 from collections import deque
 from concurrent.futures.process import BrokenProcessPool
@@ -561,6 +563,11 @@ def solve_many(
 #: collected by ``list`` (no caller's code between two chunks but its progress callback).
 _WHOLE = threading.local()
 
+#: Seconds between two collections while :func:`solve_many`'s run keeps the collector
+#: paused: the cyclic garbage of a long batch (a failed chunk's traceback, a future's
+#: cycles) stays bounded; one collection every half minute is well under 1 % of a run.
+PAUSED_COLLECT_EVERY = 30.0
+
 
 @_executor_keyword
 def solve_many_iter(
@@ -722,6 +729,14 @@ class _Held:
     shipper: Optional[Shipper] = None
     shared_root: Optional[str] = None  # our files on the caller's process pool or Dask
     paused: Any = None  # the collector's pause of a whole solve_many run (see _run)
+    collect_at: float = 0.0  # the paused run's next collection (time.monotonic)
+
+    def collect_if_due(self) -> None:
+        """A collection of the heap when a paused run's :data:`PAUSED_COLLECT_EVERY` is
+        up (nothing when the run is not paused)."""
+        if self.paused is not None and time.monotonic() >= self.collect_at:
+            gc.collect()
+            self.collect_at = time.monotonic() + PAUSED_COLLECT_EVERY
 
     def start(self, plan: _RunPlan) -> cf.Executor:
         """The executor of a pooled run: the caller's, else one this run creates and owns
@@ -859,6 +874,7 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
             # counting; what is left goes at the collector's next run, after the batch.
             held.paused = paused_gc()
             held.paused.__enter__()
+            held.collect_at = time.monotonic() + PAUSED_COLLECT_EVERY
         if sizer is not None:
             sizer.seconds = _chunk_seconds(executor)
 
@@ -919,6 +935,7 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
             except Exception as exc:  # the chunk never ran or never came back
                 records = [_chunk_failed(exc, i, item, s) for i, item, s in chunk]
             fill()  # keep the workers busy while the caller handles these results
+            held.collect_if_due()
             yield from emit(records)
     except KeyboardInterrupt:
         interrupted = True
