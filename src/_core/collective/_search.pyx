@@ -42,6 +42,20 @@ from libc.string cimport memcpy
 from libc.stdlib cimport free, malloc
 
 
+cdef int _check_rows(const int64_t[::1] nd, Py_ssize_t rows, const double[::1] st) except -1:
+    """The kernels' shared argument checks: every entry of ``nd`` a row of ``reserved``
+    (``rows`` of them) and, when given, the starts ``st`` non-decreasing."""
+    cdef Py_ssize_t j, s
+    for j in range(nd.shape[0]):
+        if nd[j] < 0 or nd[j] >= rows:
+            raise ValueError("nodes must index rows of reserved")
+    if st is not None:
+        for s in range(1, st.shape[0]):
+            if not (st[s] >= st[s - 1]):
+                raise ValueError("starts must be non-decreasing")
+    return 0
+
+
 cdef inline double _mx(double a, double b) noexcept nogil:
     return a if a > b else b
 
@@ -1079,12 +1093,7 @@ def window_screen(const double[::1] t,            # IN  (K,) breakpoints, ascend
         raise ValueError("block minima must be (N, m, ceil(K / B))")
     if S and K == 0:
         raise ValueError("times must not be empty")
-    for jj in range(n):
-        if nd[jj] < 0 or nd[jj] >= res.shape[0]:
-            raise ValueError("nodes must index rows of reserved")
-    for s in range(1, S):
-        if not (st[s] >= st[s - 1]):
-            raise ValueError("starts must be non-decreasing")
+    _check_rows(nd, res.shape[0], st)
     if p.shape[0] != n or p.shape[1] != m:
         raise ValueError("cap must be (n, m), e and d of length m")
     if sub < 1:
@@ -1855,9 +1864,7 @@ def scan_screen(const double[::1] t,            # IN  (K,) breakpoints, ascendin
         raise ValueError("cap must be (len(nodes), m), e and d of length m")
     if first_block < 1 or max_block < first_block:
         raise ValueError("need 1 <= first_block <= max_block")
-    for q in range(n):
-        if nd[q] < 0 or nd[q] >= res.shape[0]:
-            raise ValueError("nodes must index rows of reserved")
+    _check_rows(nd, res.shape[0], None)
     if S and t.shape[0] == 0:
         raise ValueError("times must not be empty")
     if res.shape[2] != t.shape[0]:
@@ -1943,9 +1950,7 @@ def decrease_starts(const double[::1] t,           # IN  (K,) breakpoints, ascen
     cdef Py_ssize_t K = t.shape[0], n = nd.shape[0], m = res.shape[1], jj, i, k, c = 1
     if res.shape[2] != K:
         raise ValueError("reserved must have one column per breakpoint of times")
-    for jj in range(n):
-        if nd[jj] < 0 or nd[jj] >= res.shape[0]:
-            raise ValueError("nodes must index rows of reserved")
+    _check_rows(nd, res.shape[0], None)
     if out.shape[0] != K + 1:
         raise ValueError("out must have len(times) + 1 entries")
     cdef vector[int] drop  # int, not char: its stores cannot alias the rows (vectorised)
@@ -1997,12 +2002,7 @@ def window_max_rows(const double[::1] t,            # IN  (K,) breakpoints, asce
         raise ValueError("out must be (len(starts), len(nodes), m)")
     if S and K == 0:
         raise ValueError("times must not be empty")
-    for jj in range(n):
-        if nd[jj] < 0 or nd[jj] >= res.shape[0]:
-            raise ValueError("nodes must index rows of reserved")
-    for s in range(1, S):
-        if not (st[s] >= st[s - 1]):
-            raise ValueError("starts must be non-decreasing")
+    _check_rows(nd, res.shape[0], st)
     if S == 0 or n == 0 or m == 0:
         return
     cdef vector[Py_ssize_t] lo, hi, lev, off, dq
@@ -2230,9 +2230,7 @@ def window_max_blocks(const double[::1] t,            # IN  (K,) breakpoints, as
         raise ValueError("out must be (len(starts), len(nodes), m)")
     if S and K == 0:
         raise ValueError("times must not be empty")
-    for jj in range(n):
-        if nd[jj] < 0 or nd[jj] >= res.shape[0]:
-            raise ValueError("nodes must index rows of reserved")
+    _check_rows(nd, res.shape[0], None)
     if S == 0 or n == 0 or m == 0:
         return
     cdef vector[Py_ssize_t] lo, hi, lev, off
@@ -2542,12 +2540,7 @@ def bound_screen(const double[::1] t,            # IN  (K,) breakpoints, ascendi
         raise ValueError("reserved must have one column per breakpoint of times")
     if S and K == 0:
         raise ValueError("times must not be empty")
-    for jj in range(n):
-        if nd[jj] < 0 or nd[jj] >= res.shape[0]:
-            raise ValueError("nodes must index rows of reserved")
-    for s in range(1, S):
-        if not (st[s] >= st[s - 1]):
-            raise ValueError("starts must be non-decreasing")
+    _check_rows(nd, res.shape[0], st)
     if p.shape[0] != n or p.shape[1] != m:
         raise ValueError("cap must be (n, m), e and d of length m")
     if stride < 1 or group < 1:

@@ -30,6 +30,8 @@ kernel's order, so that each twin sits beside the code it must equal bit for bit
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from ..._shared import interrupt
@@ -40,6 +42,15 @@ __all__ = ["Xoshiro256", "window_max", "window_max_rows", "window_max_blocks", "
            "weighted_screen", "block_screen", "pruned_screen", "window_screen", "scan_screen",
            "select_and_swap", "phase5", "swap_search", "decrease_starts",
            "bound_screen"]  # fmt: skip
+
+
+def _check_rows(nodes: np.ndarray, rows: int, starts: Optional[np.ndarray]) -> None:
+    """The kernels' shared argument checks (the compiled ``_check_rows``): every node a
+    row of ``reserved`` (``rows`` of them) and, when given, the starts non-decreasing."""
+    if nodes.size and (nodes.min() < 0 or nodes.max() >= rows):
+        raise ValueError("nodes must index rows of reserved")
+    if starts is not None and starts.shape[0] > 1 and not np.all(starts[1:] >= starts[:-1]):
+        raise ValueError("starts must be non-decreasing")
 
 
 def window_max(times, reserved, starts, duration, out):
@@ -379,10 +390,7 @@ def window_screen(times, reserved, bm, B, nodes, starts, duration, cap, demand, 
         raise ValueError("block minima must be (N, m, ceil(K / B))")
     if S and K == 0:
         raise ValueError("times must not be empty")
-    if n and (nodes.min() < 0 or nodes.max() >= reserved.shape[0]):
-        raise ValueError("nodes must index rows of reserved")
-    if S > 1 and not np.all(starts[1:] >= starts[:-1]):
-        raise ValueError("starts must be non-decreasing")
+    _check_rows(nodes, reserved.shape[0], starts)
     if cap.shape != (n, m):
         raise ValueError("cap must be (n, m), e and d of length m")
     if sub < 1:
@@ -723,8 +731,7 @@ def scan_screen(times, reserved, nodes, cap, demand, plan, out, tmax, deadline=N
         raise ValueError("cap must be (len(nodes), m), e and d of length m")
     if first_block < 1 or max_block < first_block:
         raise ValueError("need 1 <= first_block <= max_block")
-    if n and (nodes.min() < 0 or nodes.max() >= reserved.shape[0]):
-        raise ValueError("nodes must index rows of reserved")
+    _check_rows(nodes, reserved.shape[0], None)
     _tol(tol, m)
     _outs(S, code, elig, prop, value)
     if tmax.shape != (n, m):
@@ -765,8 +772,7 @@ def decrease_starts(times, reserved, nodes, lo, hi, out):
     nodes = np.asarray(nodes, dtype=np.int64)
     if reserved.shape[2] != times.shape[0]:
         raise ValueError("reserved must have one column per breakpoint of times")
-    if nodes.size and (nodes.min() < 0 or nodes.max() >= reserved.shape[0]):
-        raise ValueError("nodes must index rows of reserved")
+    _check_rows(nodes, reserved.shape[0], None)
     if out.shape != (times.shape[0] + 1,):
         raise ValueError("out must have len(times) + 1 entries")
     got = [float(lo)]
@@ -800,10 +806,7 @@ def window_max_rows(times, reserved, nodes, starts, duration, out):
         raise ValueError("out must be (len(starts), len(nodes), m)")
     if S and times.shape[0] == 0:
         raise ValueError("times must not be empty")
-    if n and (nodes.min() < 0 or nodes.max() >= reserved.shape[0]):
-        raise ValueError("nodes must index rows of reserved")
-    if S > 1 and not np.all(starts[1:] >= starts[:-1]):
-        raise ValueError("starts must be non-decreasing")
+    _check_rows(nodes, reserved.shape[0], starts)
     if S == 0 or n == 0 or m == 0:
         return
     for s in range(S):
@@ -872,8 +875,7 @@ def window_max_blocks(times, reserved, bm, B, nodes, starts, duration, out):
         raise ValueError("out must be (len(starts), len(nodes), m)")
     if S and K == 0:
         raise ValueError("times must not be empty")
-    if n and (nodes.min() < 0 or nodes.max() >= reserved.shape[0]):
-        raise ValueError("nodes must index rows of reserved")
+    _check_rows(nodes, reserved.shape[0], None)
     if S == 0 or n == 0 or m == 0:
         return
     for s in range(S):
@@ -987,10 +989,7 @@ def bound_screen(times, reserved, nodes, starts, duration, cap, demand, stride, 
         raise ValueError("reserved must have one column per breakpoint of times")
     if S and times.shape[0] == 0:
         raise ValueError("times must not be empty")
-    if n and (nodes.min() < 0 or nodes.max() >= reserved.shape[0]):
-        raise ValueError("nodes must index rows of reserved")
-    if S > 1 and not np.all(starts[1:] >= starts[:-1]):
-        raise ValueError("starts must be non-decreasing")
+    _check_rows(nodes, reserved.shape[0], starts)
     if cap.shape != (n, m):
         raise ValueError("cap must be (n, m), e and d of length m")
     if stride < 1 or group < 1:
