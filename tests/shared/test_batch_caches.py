@@ -231,10 +231,10 @@ def _count_testbed_builds(monkeypatch=None) -> None:
                               (verify, "_testbed_tables", "verify")):  # fmt: skip
         original = getattr(module, name)
 
-        def counted(ptop, _original=original, _key=key):
+        def counted(ptop, *args, _original=original, _key=key, **kwargs):
             if _key not in cache_of(ptop):
                 _TB_BUILDS[_key] += 1
-            return _original(ptop)
+            return _original(ptop, *args, **kwargs)  # (the set-up's polled=True too)
 
         if monkeypatch is not None:
             monkeypatch.setattr(module, name, counted)
