@@ -1,0 +1,155 @@
+"""The multilevel mapper's starts (:func:`~coalloc.taskmap.multilevel.map_multilevel`).
+
+Moved out of :mod:`~coalloc.taskmap.multilevel` (h54tmap: that module had reached the house's
+800 lines) unchanged: the quick block start (:func:`_quick_start`), the paper's starts
+(:func:`_paper_starts`), the processor subsets the coarse starts are bisected onto
+(:func:`_processor_sets`), the coarse starts themselves (:func:`_coarse_starts`) and which of
+them go on from which level (:func:`_plan`). The multilevel module imports them by name (its
+tests and the phase timer of ``bench/taskmap/timed_phases.py`` replace them there); ``inc``
+is its ``_Incumbent`` (its ``offer``).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from .bisection import bisect_map
+from .hierarchy import Topology
+from .levels import TaskLevel
+from .refinement import RefineState, cut_refine, refine
+
+#: How many of the kept starts are also bisected again on the finest graph.
+_FINE_STARTS = 2
+#: Fine re-bisections of at most this many tasks in all (at least _FINE_STARTS of them),
+#: and above this many tasks they take one growing seed and no spectral split: with three
+#: seeds and the spectral splits across slow links each costs about a second per thousand
+#: tasks on 1,000 processors (10,000 tasks: 29 s instead of 2-5 s).
+_FINE_WORK = 24_000
+
+
+def _quick_start(topo: Topology, fine: TaskLevel, sub: Optional[np.ndarray] = None) -> np.ndarray:
+    """The tasks in index order cut into blocks, one per processor in hierarchy order, each
+    block's compute proportional to its processor's capacity: a complete mapping in
+    microseconds (the first answer a time limit can return; on stencils in row-major order
+    it is often a fair one). ``sub``: only these positions (in this order; None: all)."""
+    w = fine.vw
+    total = float(w.sum())
+    first = 0 if sub is None else int(sub[0])
+    if fine.n == 0 or total <= 0:
+        return np.full(fine.n, first, dtype=np.int64)
+    cap = topo.cap if sub is None else topo.cap[sub]
+    ccap = np.cumsum(cap)
+    mid = (np.cumsum(w) - w / 2) / total
+    block = np.searchsorted(ccap / ccap[-1], mid, side="right").clip(0, cap.shape[0] - 1)
+    return block if sub is None else sub[block]
+
+
+def _prefixes(p: int) -> list:
+    ks = {p}
+    k = p
+    while k > 1:
+        k = (k + 1) // 2
+        ks.add(k)
+    return sorted(ks, reverse=True)
+
+
+def _paper_starts(tasks, resources, topo: Topology, fine: TaskLevel, inc, seed,
+                  max_moves) -> tuple:  # fmt: skip
+    """The paper's ``"base"`` and ``"open+improve"`` mappings as starts (their mappings
+    offered as they come), the second refined by bottleneck moves: ``(first, state,
+    history, moves)``, ``first`` the base start as :func:`map_multilevel` weighs it. The
+    caller offers the refined mapping (so that its count of moves is the caller's)."""
+    from .mapper import map_tasks_quietly
+
+    where = np.empty(resources.n_nodes, dtype=np.int64)
+    where[topo.order_nodes] = np.arange(topo.P)
+
+    def offer_from(level: int):
+        def on_mapping(mapping: np.ndarray, value: float) -> None:
+            inc.offer(value, where[mapping], 0, [value], initial_level=level)
+
+        return on_mapping
+
+    # the paper's "base" first: its clustering and one greedy pass take milliseconds
+    found = map_tasks_quietly(tasks, resources, offer_from(-3), method="base", seed=seed)
+    value = RefineState(topo, fine, where[found.mapping]).maximum()
+    first = (value, where[found.mapping], [value], len(set(found.mapping.tolist())), -3)
+    found = map_tasks_quietly(  # the same task order (clustering) as base's
+        tasks,
+        resources,
+        offer_from(-1),
+        method="open+improve",
+        seed=seed,
+        order=found.order,
+    )
+    state = RefineState(topo, fine, where[found.mapping])
+    history = [state.maximum()]
+    cap = max_moves if max_moves is not None else max(200, 4 * tasks.n)
+    moves = refine(state, cap)
+    history.append(state.maximum())
+    return first, state, history, moves
+
+
+def _processor_sets(topo: Topology, subsets: bool) -> list:
+    """The processor subsets the coarse starts are bisected onto: nested prefixes of the
+    hierarchy order and the ``k`` fastest processors (ties: hierarchy order) for the same
+    sizes, each in hierarchy order, without repeats (only all processors without
+    ``subsets``)."""
+    ks = _prefixes(topo.P) if subsets else [topo.P]
+    fastest = np.argsort(-topo.cap, kind="stable")
+    sets: list = []
+    seen_sets: set = set()
+    for k in ks:
+        for sub in (np.arange(k, dtype=np.int64), np.sort(fastest[:k]).astype(np.int64)):
+            if sub.tobytes() not in seen_sets:  # equal subsets (int64 alike): equal bytes
+                seen_sets.add(sub.tobytes())
+                sets.append(sub)
+    return sets
+
+
+def _coarse_starts(topo: Topology, coarse: TaskLevel, coarsest: int, sets: list,
+                   speed_exponents: tuple, inc) -> list:  # fmt: skip
+    """The bisections of the coarsest graph, one per processor subset (with ``alpha`` = the
+    first exponent) and one on all processors per other exponent, each after its route-cost
+    moves and offered: ``(occupancy, -processors, -alpha, i, state, share, subset)``."""
+    starts = []
+    seen_shares: list = []
+    for alpha in speed_exponents:
+        share = topo.cap**alpha
+        share = share / share.max()
+        if any(np.array_equal(share, other) for other in seen_shares):
+            continue  # equal capacities: every exponent gives the same shares
+        seen_shares.append(share)
+        for i, sub in enumerate(sets if len(seen_shares) == 1 else sets[:1]):
+            st = RefineState(topo, coarse, bisect_map(topo, coarse, sub, share, full=False))
+            cut_refine(st, sub, share)
+            starts.append((st.maximum(), -sub.shape[0], -alpha, i, st, share, sub))
+            inc.offer(st.maximum(), st.m, coarsest, [st.maximum()], initial_level=coarsest)
+    return starts
+
+
+def _plan(starts: list, keep: int, coarsest: int, n_procs: int, n_tasks: int) -> list:
+    """Which starts go on, and from which level: ``[(start, tops)]``, ``tops`` the levels
+    each is refined down from (``coarsest``: its coarse mapping; 0: bisected again on the
+    finest graph).
+
+    The ``keep`` best starts go through all levels, the best of them are also bisected
+    again on the finest graph, and so is every start on all processors (one per speed
+    exponent: the coarse ranking is a weak predictor there), at most ``max(_FINE_STARTS,
+    _FINE_WORK / tasks)`` fine re-bisections in all.
+    """
+    plan = []
+    fine_left = max(_FINE_STARTS, _FINE_WORK // max(n_tasks, 1))
+    for rank, start in enumerate(starts):
+        tops = []
+        if rank < keep:
+            tops.append(coarsest)
+        if (rank < _FINE_STARTS or start[6].shape[0] == n_procs) and coarsest > 0:
+            if fine_left > 0:
+                tops.append(0)
+                fine_left -= 1
+        if tops:
+            plan.append((start, tops))
+    return plan
