@@ -32,21 +32,47 @@ from __future__ import annotations
 import time
 from typing import Callable, Optional
 
+import numpy as np
+
 from .._shared import interrupt
 from .._shared.params import time_left
-from .bisection import bisect_map
+from .bisection import bisect_map, split_point
 from .hierarchy import Topology
 from .levels import TaskLevel
 from .refinement import RefineState, cut_refine, refine
 
-__all__ = ["grown_fine_starts", "grown_fits"]
+__all__ = ["grown_fine_starts", "grown_fits", "grown_order", "GrownPrediction", "slow_depth"]
+
+#: The guard's prediction: "work" (h54tmap, :class:`GrownPrediction`: per graph kind, each
+#: start from the work of its slow splits at the pace of the call's coarsening) or "coarsen"
+#: (h53tmap: the first start as :data:`GROWN_PER_COARSEN` x the coarsening seconds, the rest
+#: unchecked, every graph alike).
+PREDICTION = "work"
 
 #: A grown start's seconds (bisection and refinement) per second of the same call's coarsening
 #: (the heavy-edge matchings of the finest graph down: the same passes over its tasks and edges,
 #: under the same load). Measured (``/tmp/h53tmap/gprobe.py``, load 5.2, first start): the
-#: stencils 0.9-2.9 (64x64 on 4x8x8 het the 2.9: 0.46 s after 0.16 s), the geometric graphs
-#: 2.3-6.3 (their starts 0.02-0.31 s).
+#: stencils 0.9-2.9 (64x64 on 4x4x8 het the 2.9: 0.46 s after 0.16 s), the geometric graphs
+#: 2.3-6.3 (their starts 0.02-0.31 s). (``PREDICTION = "coarsen"`` only.)
 GROWN_PER_COARSEN = 3.0
+
+#: ``PREDICTION = "work"``: a first grown start's seconds per unit of ``pace x entries x slow
+#: depth`` (:class:`GrownPrediction`): measured on the 30 of ``bench/taskmap/vs_peers.py`` and
+#: five stencils of other shapes (h54tmap, ``/tmp/h54tmap/probe2.py``, load 3.2-4.2): the grids
+#: 0.69-2.33 (12x12x12 het the 2.33), the geometric graphs 1.38-2.89; the coarsening ratio of
+#: h53tmap spread 0.87-8.76 on the same runs (the Table 1 graph's 156 processors: 140 slow
+#: splits, 7.2 and 8.8 x its coarsening).
+GROWN_PER_WORK = 2.5
+#: A later start's seconds per unit of work, as a multiple of the largest rate measured on the
+#: call's grown starts before it (later starts took 0.43-1.36 x the first's per unit of work).
+GROWN_LATER = 1.25
+#: Degree spread (standard deviation / mean of the tasks' numbers of neighbours) above which the
+#: task graph is irregular and its grown starts come after the coarse starts' refinement: their
+#: hop-distance slabs are the straight cuts of a grid box (the stencils 0.06-0.19; the geometric
+#: graphs 0.28-0.52), elsewhere no better than the spectral split the refinement makes (the
+#: geometric graph of 1,200 tasks on the Table 1 graph: 5.45 where that split has 4.93; the
+#: others within 1.3 % either way at 1 s). ``inf``: every graph alike.
+IRREGULAR_SPREAD = 0.25
 
 #: ``multilevel.GROWN_TIMED = "share"``: the best coarse start's refinement (its levels
 #: offered as they come) first, within this share of the time left, then the grown starts.
@@ -54,7 +80,8 @@ FIRST_SHARE = 0.4
 
 
 def grown_fits(coarsen_s: float, left: Optional[float]) -> bool:
-    """Whether the first grown start is predicted to end in the time left.
+    """Whether the first grown start is predicted to end in the time left
+    (``PREDICTION = "coarsen"``, h53tmap).
 
     Parameters
     ----------
@@ -76,6 +103,147 @@ def grown_fits(coarsen_s: float, left: Optional[float]) -> bool:
     return left is None or GROWN_PER_COARSEN * coarsen_s <= left
 
 
+def slow_depth(topo: Topology, share: np.ndarray, n: int) -> float:
+    """How many times a grown start's slow splits pass over the task graph.
+
+    The bisection onto all the processors (:func:`~coalloc.taskmap.bisection.bisect_map`)
+    simulated on the processors alone: each block's tasks in proportion to its share, a split
+    slow where its gap is above the fastest and its block has more than 8 tasks (as
+    ``bisect_map`` decides); the sum of the slow splits' blocks as fractions of all the tasks.
+    A slow split costs three growing tries, three difference tries and their FM passes on its
+    tasks; a fast one a compiled one-seed split (far less).
+
+    Parameters
+    ----------
+    topo : Topology
+        The processors in hierarchy order.
+    share : ndarray of float64, shape (P,)
+        The start's share of the compute per position.
+    n : int
+        Tasks.
+
+    Returns
+    -------
+    float
+        0 for one processor; ``log2(P / cores)`` on a balanced cluster whose cores share fast
+        links; up to ``log2 P`` where every split is slow (the Table 1 graph: 7.4).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from coalloc.taskmap.generators import hierarchical_cluster
+    >>> from coalloc.taskmap.hierarchy import topology
+    >>> topo = topology(hierarchical_cluster(n_racks=2, nodes_per_rack=2, cores_per_node=4))
+    >>> float(slow_depth(topo, np.ones(topo.P), 1000))  # the rack and node splits only
+    2.0
+    """
+    if topo.P < 2:
+        return 0.0
+    fast = float(topo.gap.min()) if topo.gap.shape[0] else 0.0
+    gap = topo.cost[np.arange(topo.P - 1), np.arange(1, topo.P)].tolist()
+    cum = np.concatenate(([0.0], np.cumsum(np.asarray(share, dtype=np.float64))))
+    total, depth = float(cum[-1]), 0.0
+    stack = [(0, topo.P)]
+    while stack:
+        lo, hi = stack.pop()
+        frac = (cum[hi] - cum[lo]) / total
+        if hi - lo < 2 or n * frac < 2:
+            continue
+        s = split_point(gap, lo, hi)
+        if gap[s - 1] > fast * (1 + 1e-9) and n * frac > 8:
+            depth += frac
+        stack += [(lo, s), (s, hi)]
+    return depth
+
+
+class GrownPrediction:
+    """When the grown starts come, and which (``PREDICTION = "work"``, h54tmap).
+
+    A grown start's seconds are predicted as :data:`GROWN_PER_WORK` x ``pace`` x the finest
+    graph's entries x its :func:`slow_depth`, ``pace`` the call's coarsening seconds per
+    vertex and entry it matched (the machine's speed under the load of the moment); after a
+    grown start, from the largest rate (seconds per entry x slow depth) the call measured on
+    them, x :data:`GROWN_LATER`. They come first (:meth:`first`) when the task graph is
+    regular (:data:`IRREGULAR_SPREAD`) and the first is predicted to end in the time left;
+    each then begins only when predicted to end (:meth:`fits`); those that do not, and all of
+    them where they do not come first, after the coarse starts' refinement (``skipped``).
+
+    Parameters
+    ----------
+    topo : Topology
+        The processors in hierarchy order.
+    levels : list of TaskLevel
+        The finest level first, then the coarsening's levels.
+    coarsen_s : float
+        Seconds the coarsening took.
+    """
+
+    def __init__(self, topo: Topology, levels: list, coarsen_s: float):
+        fine = levels[0]
+        self.topo, self.n, self.entries = topo, fine.n, float(fine.ip[-1])
+        matched = sum(lv.n + float(lv.ip[-1]) for lv in levels[:-1])
+        self.pace = coarsen_s / matched if matched > 0 else 0.0
+        deg = np.diff(fine.ip)
+        self.spread = float(deg.std() / deg.mean()) if fine.n and deg.mean() > 0 else 0.0
+        self.rate: Optional[float] = None  # measured seconds per entry x slow depth
+        self.skipped: list = []
+
+    def work(self, start: tuple) -> float:
+        """Entries x slow depth of ``start``'s grown bisection."""
+        return self.entries * slow_depth(self.topo, start[5], self.n)
+
+    def seconds(self, start: tuple) -> float:
+        """The predicted seconds of ``start``'s grown start (bisection and refinement)."""
+        if self.rate is None:
+            return GROWN_PER_WORK * self.pace * self.work(start)
+        return GROWN_LATER * self.rate * self.work(start)
+
+    def fits(self, start: tuple) -> bool:
+        """Whether ``start``'s grown start is predicted to end in the time left (True
+        without a time limit)."""
+        left = time_left()
+        return left is None or self.seconds(start) <= left
+
+    def measured(self, start: tuple, seconds: float) -> None:
+        """Keep the rate of a grown start that took ``seconds``."""
+        w = self.work(start)
+        if w > 0:
+            self.rate = max(self.rate or 0.0, seconds / w)
+
+    def first(self, starts: list) -> bool:
+        """Whether the grown starts come before the coarse starts' refinement."""
+        full = [s for s in starts if s[6].shape[0] == self.topo.P]
+        return bool(full) and self.spread <= IRREGULAR_SPREAD and self.fits(full[0])
+
+
+def grown_order(topo: Topology, levels: list, starts: list, coarsen_s: float) -> tuple:
+    """Whether the grown starts come after the coarse starts' refinement, and the prediction
+    that decides which of them begin (:data:`PREDICTION`).
+
+    Parameters
+    ----------
+    topo : Topology
+        The processors in hierarchy order.
+    levels : list of TaskLevel
+        The finest level first, then the coarsening's levels.
+    starts : list
+        The coarse starts in the coarse ranking's order (:func:`grown_fine_starts`).
+    coarsen_s : float
+        Seconds the call's coarsening took.
+
+    Returns
+    -------
+    tuple
+        ``(late, predict)``: ``late`` True when they all come after; ``predict`` the
+        :class:`GrownPrediction` to give :func:`grown_fine_starts` (None with
+        ``PREDICTION = "coarsen"``: every start begins).
+    """
+    if PREDICTION == "coarsen":
+        return not grown_fits(coarsen_s, time_left()), None
+    predict = GrownPrediction(topo, levels, coarsen_s)
+    return not predict.first(starts), predict
+
+
 def grown_fine_starts(
     topo: Topology,
     fine: TaskLevel,
@@ -83,6 +251,7 @@ def grown_fine_starts(
     inc,
     max_moves: Optional[int] = None,
     first: Optional[Callable[[], object]] = None,
+    predict: Optional[GrownPrediction] = None,
 ) -> int:
     """Bisect the finest graph again, without eigensolves, for every start on all processors.
 
@@ -102,6 +271,9 @@ def grown_fine_starts(
     first : callable, optional
         Run before them within :data:`FIRST_SHARE` of the time left (the best coarse start's
         refinement; stopped there, what it offered stays).
+    predict : GrownPrediction, optional
+        Each start begins only when predicted to end (:meth:`GrownPrediction.fits`); the
+        others go to its ``skipped``, and each one's seconds to its measured rate.
 
     Returns
     -------
@@ -119,10 +291,14 @@ def grown_fine_starts(
             pass
     moves = 0
     cap = max_moves if max_moves is not None else max(200, 4 * fine.n)
-    for start in starts:
+    for start in list(starts):  # (the late call's ``starts`` may be ``predict.skipped``)
         share, sub = start[5], start[6]
         if sub.shape[0] != topo.P:
             continue
+        if predict is not None and not predict.fits(start):
+            predict.skipped.append(start)
+            continue
+        t = time.perf_counter()
         m = bisect_map(topo, fine, sub, share, full=True, spectral=False)
         state = RefineState(topo, fine, m)
         before = state.maximum()
@@ -133,4 +309,6 @@ def grown_fine_starts(
             moves += refine(state, cap)
         inc.offer_early(state.maximum(), state.m, [before, state.maximum()], moves=moves,
                         initial_processors=int(sub.shape[0]), initial_level=0)  # fmt: skip
+        if predict is not None:
+            predict.measured(start, time.perf_counter() - t)
     return moves

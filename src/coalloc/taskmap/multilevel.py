@@ -82,7 +82,7 @@ from .._shared.params import offer_incumbent, time_left, time_up
 from .._shared.seeding import check_seed
 from .bisection import bisect_map
 from .bounds import lower_bound
-from .grownstarts import grown_fine_starts, grown_fits
+from .grownstarts import grown_fine_starts, grown_order
 from .hierarchy import Topology, hierarchy_order, topology
 from .levels import TaskLevel, coarsen_level
 from .model import ResourceGraph, TaskGraph, check_graphs
@@ -110,7 +110,8 @@ __all__ = ["map_multilevel", "hierarchy_order"]
 LIGHTER_TIMED = True
 #: Timed: the fine re-bisections without eigensolves (:mod:`~coalloc.taskmap.grownstarts`;
 #: h53tmap): "first" before the coarse starts' refinement (after all of it if predicted too
-#: long), "share" after the best one's in a share of the time left, "after" after it.
+#: long or the graph is irregular: :func:`~coalloc.taskmap.grownstarts.grown_order`), "share"
+#: after the best one's in a share of the time left, "after" after it.
 GROWN_TIMED = "first"
 
 #: Bottleneck moves per slice of the finish at a deadline (:func:`_finish`; the clock between).
@@ -408,11 +409,13 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     starts = _coarse_starts(topo, levels[coarsest], coarsest, sets, params["speed_exponents"],
                             inc)  # fmt: skip
     starts, t2 = sorted(starts, key=lambda x: x[:4]), time.perf_counter()
-    best, late = None, GROWN_TIMED == "first" and not grown_fits(run["t1"] - t_c, time_left())
-    if GROWN_TIMED in ("first", "share") and not late and inc.early_by and coarsest > 0:
+    best, late, pred, grown = None, False, None, bool(GROWN_TIMED and inc.early_by and coarsest)
+    if grown and GROWN_TIMED == "first":  # when the grown starts come, and which (predicted)
+        late, pred = grown_order(topo, levels, starts, run["t1"] - t_c)
+    if grown and GROWN_TIMED in ("first", "share") and not late:
         one = (topo, levels, starts[0], coarsest, tasks.n, params["max_moves"], inc, dict(run))
         pre = (lambda: _refined_start(*one)) if GROWN_TIMED == "share" else None
-        grown_fine_starts(topo, fine, starts, inc, params["max_moves"], first=pre)
+        grown_fine_starts(topo, fine, starts, inc, params["max_moves"], first=pre, predict=pred)
     for k, (start, tops) in enumerate(_plan(starts, params["keep"], coarsest, topo.P, tasks.n)):
         for top in tops:
             found = _refined_start(topo, levels, start, top, tasks.n, params["max_moves"], inc,
@@ -421,8 +424,9 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
                 best = found
             if GROWN_TIMED == "after" and inc.early_by and k == 0 and top == tops[0] > 0:
                 grown_fine_starts(topo, fine, starts, inc, params["max_moves"])
-    if late and inc.early_by and coarsest > 0:  # predicted too long to come first: last
-        grown_fine_starts(topo, fine, starts, inc, params["max_moves"])
+    rest = starts if late else list(pred.skipped if pred is not None else [])
+    if grown and rest:  # predicted too long to come first (or irregular): last
+        grown_fine_starts(topo, fine, rest, inc, params["max_moves"], predict=pred)
     for other in (paper, first):  # the paper's starts (its plain "base" mapping: rare)
         if other is not None and other[0] < best[0] * (1 - 1e-12):
             best = other
