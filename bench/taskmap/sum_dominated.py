@@ -17,7 +17,9 @@ time_limit=T)`` runs once per variant, the variants' order rotated instance by i
 * whether the call ended within ``T + max(0.05, 0.05 T)``.
 
 A variant is ``name`` or ``name:module.ATTR=value[,module.ATTR=value]`` (modules of
-``coalloc.taskmap``), set before its calls and restored after: ``old:portfolio.SUM_TIE=False``.
+``coalloc.taskmap``), set before its calls and restored after: ``old:portfolio.SUM_SPARE=False``.
+``--paired``: one call an instance, its answer before and after the spare-time sum step
+(``portfolio.sum_in_spare_time``): the same search, so the two differ by the step alone.
 
     PYTHONPATH=src:. nice python -m bench.taskmap.sum_dominated --time-limit 1 \\
         --variants old:portfolio.SUM_RESERVE=0 new --json /tmp/out.json
@@ -97,21 +99,49 @@ def _variant(spec: str) -> tuple:
 
 
 def _run(tasks, res, T: float, sets: list) -> dict:
+    """One call of the default under the variant's settings ``sets``; the answer, and the
+    one before the spare-time sum step (``portfolio.sum_in_spare_time``: the same search)
+    in ``before`` when that step was called with a mapping."""
+    from coalloc.taskmap import solvers
+
     old = [(mod, attr, getattr(mod, attr)) for mod, attr, _ in sets]
     for mod, attr, value in sets:
         setattr(mod, attr, value)
+    seen: list = []
+    step = solvers.sum_in_spare_time
+
+    def observed(tasks_, res_, result, until):
+        if result.mapping is not None and result.status == "time_limit":
+            seen.append(np.array(result.mapping))
+        return step(tasks_, res_, result, until)
+
+    solvers.sum_in_spare_time = observed
     try:
         t0 = time.perf_counter()
         r = solve(tasks, res, time_limit=T)
         wall = time.perf_counter() - t0
     finally:
+        solvers.sum_in_spare_time = step
         for mod, attr, value in old:
             setattr(mod, attr, value)
     rep = verify_mapping(tasks, res, r.mapping)
     if not rep.valid:
         raise SystemExit(f"invalid mapping: {rep.problems}")
-    return {"occ": float(rep.max_occupancy), "sum": communication_cost(tasks, res, r.mapping),
-            "wall": wall, "late": wall > T + max(0.05, 0.05 * T)}  # fmt: skip
+    out = {"occ": float(rep.max_occupancy), "sum": communication_cost(tasks, res, r.mapping),
+           "wall": wall, "late": wall > T + max(0.05, 0.05 * T),
+           "spare": r.timings.get("sum_spare")}  # fmt: skip
+    if seen:
+        m = seen[0]
+        out["before"] = {"occ": float(verify_mapping(tasks, res, m).max_occupancy),
+                         "sum": communication_cost(tasks, res, m)}  # fmt: skip
+    return out
+
+
+def _paired(tasks, res, T: float) -> tuple:
+    """One call of the default: its answer before the spare-time sum step and after."""
+    after = _run(tasks, res, T, [])
+    before = {**after, **after.get("before", {})}
+    return before, after
 
 
 def score(row: dict, points: list) -> None:
@@ -160,12 +190,15 @@ def main(argv=None) -> None:
     ap.add_argument("--variants", nargs="+", default=["default"])
     ap.add_argument("--cache", default=CACHE)
     ap.add_argument("--peers-only", action="store_true", help="fill the cache and stop")
+    ap.add_argument("--paired", action="store_true",
+                    help="one call an instance: its answer before and after the spare-time "
+                         "sum step (the same search)")  # fmt: skip
     ap.add_argument("--json", default=None)
     add_quiet(ap)
     args = ap.parse_args(argv)
     peers = load_peers(list(PEERS))
     variants = [_variant(v) for v in args.variants]
-    names = [v[0] for v in variants]
+    names = ["before", "after"] if args.paired else [v[0] for v in variants]
     insts = [i for i in instances(args.kinds)
              if args.only is None or any(s in i[1] for s in args.only)]  # fmt: skip
     rows = []
@@ -175,7 +208,11 @@ def main(argv=None) -> None:
             continue
         tasks, res = build()
         row = {"kind": kind, "instance": name, "load": os.getloadavg()[0]}
-        for k in range(len(variants)):
+        if args.paired:
+            row["before"], row["after"] = _paired(tasks, res, args.time_limit)
+            for v in ("before", "after"):
+                score(row[v], points)
+        for k in range(0 if args.paired else len(variants)):
             vname, sets = variants[(j + k) % len(variants)]
             row[vname] = _run(tasks, res, args.time_limit, sets)
             score(row[vname], points)
@@ -188,7 +225,7 @@ def main(argv=None) -> None:
     print("\n".join(table(rows, names)))
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"T": args.time_limit, "variants": args.variants, "rows": rows}, fh, indent=1)
+            json.dump({"T": args.time_limit, "variants": names, "rows": rows}, fh, indent=1)
 
 
 if __name__ == "__main__":
