@@ -45,6 +45,15 @@ from coalloc.taskmap.multilevel import hierarchy_order
 CACHE = "/tmp/h54tsum/peers"
 
 
+def _spectral_bisect(topo, level, subset, share, full=True, spectral=True):
+    """``bisect_map`` with its eigensolves always (a variant's stand-in: the timed
+    ``multilevel._lighter_at_bound`` before h54tsum),
+    ``old:multilevel.bisect_map=_spectral_bisect``."""
+    from coalloc.taskmap.bisection import bisect_map
+
+    return bisect_map(topo, level, subset, share, full, True)
+
+
 def _slug(name: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in name)
 
