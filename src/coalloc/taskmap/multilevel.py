@@ -613,8 +613,8 @@ def _lighter_at_bound(inc: _Incumbent, topo: Topology, fine: TaskLevel) -> None:
         return
     share = topo.cap / topo.cap.max()
     sub = np.arange(topo.P)
-    state = RefineState(topo, fine, bisect_map(topo, fine, sub, share,
-                                               full=fine.n <= _FINE_WORK // 4))  # fmt: skip
+    m = bisect_map(topo, fine, sub, share, fine.n <= _FINE_WORK // 4, interrupt.deadline_ns() < 0)
+    state = RefineState(topo, fine, m)  # timed: the split without eigensolves (6x faster)
     cut_refine(state, sub, share)
     value = state.maximum()
     if value <= inc.floor * (1 + 1e-12) and _route_cost(topo, fine, state.m) < _route_cost(

@@ -27,7 +27,7 @@ from .mapper import METHODS as VARIANTS
 from .mapper import MappingResult, map_tasks
 from .model import ResourceGraph, TaskGraph
 from .multilevel import map_multilevel
-from .portfolio import map_portfolio
+from .portfolio import map_portfolio, sum_in_spare_time
 from .result import stopped_result
 from .verify import MappingReport, verify_mapping
 
@@ -171,6 +171,8 @@ def solve(
             cheap = min(cheap, float(result.max_occupancy))
         result.bound = cheap if result.bound is None else max(float(result.bound), cheap)
         result.params["bound"] = True
+    if method == DEFAULT_METHOD and limit is not None:  # a stopped answer's sum step (h54tsum)
+        sum_in_spare_time(task_graph, resource_graph, result, t0 + float(limit))
     if result.mapping is not None and result.bound is not None:
         result.gap = relative_gap(result.max_occupancy, result.bound, sense="min")
         if method == DEFAULT_METHOD and limit is not None:
