@@ -97,15 +97,19 @@ def test_the_first_stop_is_no_longer_the_quick_start_alone(monkeypatch):
 
 
 def test_untimed_and_finished_timed_answers_are_unchanged():
-    """The early refined start and the finish act only on a stopped run: a run that ends
-    before its deadline gives the untimed answer."""
+    """The early refined start and the finish act only on a timed run: a run that ends
+    before its deadline gives the untimed answer, or its early answer where that is lower
+    (seed 0 here: 23.33 against 23.5; ``tests/taskmap/test_held_answer.py``)."""
     tasks, res = _bipartite()
     for seed in (0, 1):
         untimed = tm.map_multilevel(tasks, res, seed=seed)
         timed = with_time_limit(ml.map_multilevel, lambda *a, **k: None)
         r = timed(tasks, res, seed=seed, time_limit=600.0)
         assert r.status == untimed.status
-        assert np.array_equal(r.mapping, untimed.mapping)
+        if "early_answer" in r.iterations:
+            assert r.max_occupancy < untimed.max_occupancy * (1 - 1e-12)
+        else:
+            assert np.array_equal(r.mapping, untimed.mapping)
 
 
 def _blocks(topo, weights, positions):
