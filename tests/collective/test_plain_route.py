@@ -46,11 +46,12 @@ def test_scan_answers_alike_with_and_without_the_plain_route(monkeypatch, seed, 
         e = np.quantile(free, q, axis=0)
         mins = {k: float(v) for k, v in zip("abc", e)}
         reqs.append(CollectiveRequest(hours * 3600.0, count, 3000.0, 3000.0 + 86400.0, mins))
-    calls = []
+    calls, subs = [], set()
     real = Kernels.window_screen
 
     def counted(self, *args, **kwargs):
         calls.append(len(args[5]))
+        subs.add(args[11])
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(Kernels, "window_screen", counted)
@@ -68,6 +69,7 @@ def test_scan_answers_alike_with_and_without_the_plain_route(monkeypatch, seed, 
         assert _key(got) == _key(off) == _key(twin)
         if got.iterations["starts"] > 9:  # past the first block: the route ran
             assert plain and sum(plain) >= got.iterations["starts"] - 9
+            assert subs == {scan_module._PLAIN_SUB}  # its own sub-block
         if got.has_solution:
             assert verify(req, pool, got).admissible
         statuses.add(got.status if got.iterations["starts"] > 9 else "early")

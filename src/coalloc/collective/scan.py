@@ -98,6 +98,9 @@ _LOWS_SHARE = 128
 #: decide most of them; week N = 1,024 rejections over 1-day windows 2.3x faster, N = 60
 #: 1.3x; with windows of 6 segments the blocks decide too little: 1.2-3.3x slower).
 _PLAIN_SEGS = 64
+#: Starts per sub-block of ``window_screen`` on that route (a minimums-only request over
+#: windows of :data:`_PLAIN_SEGS` segments or more; :data:`_SUB` elsewhere).
+_PLAIN_SUB = 64
 
 
 #: ``N`` times the eligible nodes above which a start's set is searched by
@@ -366,7 +369,8 @@ class _Scan:
             elif tm_block is None:
                 codes, elig, props, vals, _ = ker.window_screen(times, res, bm, BLOCK, nodes, b,
                                                                 request.duration, cap, e, d, n,
-                                                                _SUB, tol=tol, bn=bn)  # fmt: skip
+                                                                _PLAIN_SUB if plain else _SUB,
+                                                                tol=tol, bn=bn)  # fmt: skip
             elif prune:
                 codes, elig, props, vals, _ = ker.pruned_screen(tm_block, cap, e, d, n, _SUB,
                                                                 tol=tol)  # fmt: skip

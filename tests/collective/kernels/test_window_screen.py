@@ -80,7 +80,7 @@ def test_window_screen_matches_twin_pruned_and_full(seed, ties, sub, minimums):
                            for c in combinations(el.tolist(), count))  # fmt: skip
 
 
-@pytest.mark.parametrize("sub", [1, 8, 16])
+@pytest.mark.parametrize("sub", [1, 8, 16, 64])  # 64: the plain route's (scan._PLAIN_SUB)
 @pytest.mark.parametrize("minimum", [0.0, 3.0])
 def test_window_screen_prunes_a_large_block(sub, minimum):
     # 600 rows (19 groups of 32) over a day of 5-minute slots, 96 consecutive starts and a
