@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import time
-from itertools import combinations
+from itertools import chain, combinations, islice
 from typing import Optional
 
 import numpy as np
@@ -238,7 +238,10 @@ def enumerate_best(avail, tmax, cap, d, count, deadline=None, tol=None, on_bette
         interrupt.check()  # between blocks: a batch's timeout, a cancelled batch
         if deadline is not None and time.perf_counter() >= deadline:
             return best_rows, best_u, False
-        block = np.fromiter((j for c in _take(it, step) for j in c), dtype=np.int64)
+        # the next ``step`` subsets flattened in C (chain, islice), in the same order: a
+        # Python generator per row index cost 3.7 of 5.5 ms over the 9,997 single rows of a
+        # week N = 256 request (issue 40, h54coll; 1.9 ms so)
+        block = np.fromiter(chain.from_iterable(islice(it, step)), dtype=np.int64)
         if block.size == 0:
             break
         block = block.reshape(-1, count)
@@ -259,10 +262,3 @@ def enumerate_best(avail, tmax, cap, d, count, deadline=None, tol=None, on_bette
 #: Row indices per block of :func:`enumerate_best` (subsets x rows per subset).
 _BLOCK_ENTRIES = 16384
 
-
-def _take(it, n):
-    for _ in range(n):
-        try:
-            yield next(it)
-        except StopIteration:
-            return
