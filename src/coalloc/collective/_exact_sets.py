@@ -228,7 +228,7 @@ def enumerate_best(avail, tmax, cap, d, count, deadline=None, tol=None, on_bette
     k = avail.shape[0]
     dlo = d if tol is None else d - count * np.asarray(tol, dtype=np.float64)
     best_rows, best_u = None, -1.0
-    it = combinations(range(k), count)
+    it, pos = combinations(range(k), count), 0
     # blocks of at most _BLOCK_ENTRIES row indices (4096 subsets up to 4 rows each): a block
     # of 4096 subsets of 40 rows took 0.15-0.28 s, so a deadline checked between blocks was
     # passed by that much; the best (the first largest factor in enumeration order) is the
@@ -238,10 +238,13 @@ def enumerate_best(avail, tmax, cap, d, count, deadline=None, tol=None, on_bette
         interrupt.check()  # between blocks: a batch's timeout, a cancelled batch
         if deadline is not None and time.perf_counter() >= deadline:
             return best_rows, best_u, False
-        # the next ``step`` subsets flattened in C (chain, islice), in the same order: a
-        # Python generator per row index cost 3.7 of 5.5 ms over the 9,997 single rows of a
-        # week N = 256 request (issue 40, h54coll; 1.9 ms so)
-        block = np.fromiter(chain.from_iterable(islice(it, step)), dtype=np.int64)
+        # the next ``step`` subsets flattened in C (chain, islice; single rows: a range), in
+        # the same order: a Python generator per row index cost 3.7 of 5.5 ms over the 9,997
+        # single rows of week N = 256 simple case 2 (issue 40, h54coll)
+        if count == 1:
+            block, pos = np.arange(pos, min(pos + step, k), dtype=np.int64), pos + step
+        else:
+            block = np.fromiter(chain.from_iterable(islice(it, step)), dtype=np.int64)
         if block.size == 0:
             break
         block = block.reshape(-1, count)
