@@ -37,7 +37,7 @@ from libcpp.algorithm cimport nth_element, sort
 
 from coalloc.common.interrupt cimport Poll, coalloc_raise_interrupt, deadline_of
 from coalloc.common.xoshiro cimport Xoshiro256ss
-from libc.math cimport INFINITY, NAN, fabs
+from libc.math cimport INFINITY, NAN, fabs, log
 from libc.string cimport memcpy
 from libc.stdlib cimport free, malloc
 
@@ -1621,6 +1621,173 @@ def phase5(const double[:, ::1] a,    # IN    (r, m) available amounts
     return int(accepted)
 
 
+cdef extern from *:
+    """
+    /* _swap_bound's constants (issue 40, h54coll): the margin in log space, relative, far
+       above the rounding of the computed factors (about 5 m 2^-53 relative), of log and of
+       the bound's sums; the largest |log| a factor's quotients may reach together (the
+       values stay normal doubles, so their rounding is relative); the largest relative
+       change of a capacity sum its second-order term accepts; the least set size it runs
+       for (below, evaluating every swap is faster than the bound's sort). */
+    #define COALLOC_BOUND_MARGIN 1e-10
+    #define COALLOC_BOUND_LOG_RANGE 600.0
+    #define COALLOC_BOUND_W 0.5
+    #define COALLOC_BOUND_COUNT 16
+    """
+    double COALLOC_BOUND_MARGIN
+    double COALLOC_BOUND_LOG_RANGE
+    double COALLOC_BOUND_W
+    Py_ssize_t COALLOC_BOUND_COUNT
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+cdef int _swap_bound(const double[:, ::1] a, const double[:, ::1] tm, const double[:, ::1] p,
+                     const double* dd, const double* st, const double* sp,
+                     const int64_t[::1] sel, const char* chosen, Py_ssize_t r, Py_ssize_t m,
+                     double* X, double* Y, Py_ssize_t* free, double* out) noexcept nogil:
+    """A bound on every swap's factor in the factor phase of swap_search (issue 40, h54coll):
+    log u(p, q) <= K0 + Y[p] + X[q] + E for the set's row at position p swapped for the row
+    free[q] out of the set, u the exact factor of the rounded sums that swap_search divides.
+
+    With S_i = d_i + st_i and P_i = sp_i (the set's sums, any positive reference would do),
+    a numerator N_i = d_i + b1_i + t_qi and a denominator D_i = b2_i + c_qi (b1, b2: the sums
+    without row p): log N_i <= log S_i + (N_i - S_i) / S_i (concavity) and, with w = (D_i -
+    P_i) / P_i, |w| <= W_i < 1, log D_i >= log P_i + w - W_i^2 / (2 (1 - W_i)) (the series
+    of log(1 + w)). So K0 = sum_i log(S_i / P_i), Y[p] = sum_i (d_i + b1_i - S_i) / S_i - (b2_i
+    - P_i) / P_i, X[q] = sum_i t_qi / S_i - c_qi / P_i and E = sum_i W_i^2 / (2 (1 - W_i)).
+    Writes free (the rows out of the set, ascending), X, Y and out = (K0 + E, the margin,
+    max_p Y[p]); returns the number of rows out of the set, or -1 when the bound does not
+    hold as stated (a window maximum or a total below 0, a capacity <= 0, a quotient far from
+    1 or not finite, NaN: every comparison below fails on NaN), then the caller evaluates
+    every swap as before."""
+    cdef Py_ssize_t count = sel.shape[0], i, j, q, k = 0
+    cdef double S, P, t, c, tlo, thi, clo, chi, b1lo, b1hi, b2lo, b2hi, b1, b2, W, E = 0.0
+    cdef double K0 = 0.0, rng = 0.0, lo, hi, ymax = -INFINITY, xabs = 0.0, yabs = 0.0
+    for q in range(r):
+        if not chosen[q]:
+            free[k] = q
+            X[k] = 0.0
+            k += 1
+    for j in range(count):
+        Y[j] = 0.0
+    for i in range(m):
+        S = dd[i] + st[i]
+        P = sp[i]
+        if not (dd[i] >= 0.0 and S > 0.0 and P > 0.0 and S < INFINITY and P < INFINITY):
+            return -1
+        tlo = INFINITY; thi = 0.0; clo = INFINITY; chi = 0.0
+        for j in range(k):
+            q = free[j]
+            t = tm[q, i]
+            c = p[q, i]
+            if not (t >= 0.0 and c > 0.0 and t < INFINITY and c < INFINITY):
+                return -1
+            tlo = _mn(tlo, t); thi = _mx(thi, t); clo = _mn(clo, c); chi = _mx(chi, c)
+            X[j] = X[j] + (t / S - c / P)
+        b1lo = INFINITY; b1hi = 0.0; b2lo = INFINITY; b2hi = 0.0
+        for j in range(count):
+            q = sel[j]
+            b1 = st[i] - tm[q, i]
+            b2 = sp[i] - p[q, i]
+            if not (b1 >= 0.0 and b2 >= 0.0):
+                return -1
+            b1lo = _mn(b1lo, b1); b1hi = _mx(b1hi, b1); b2lo = _mn(b2lo, b2); b2hi = _mx(b2hi, b2)
+            Y[j] = Y[j] + (((dd[i] + b1) - S) / S - (b2 - P) / P)
+        if k == 0:
+            return 0
+        # the quotients' range (a few ulps of rounding aside): normal doubles throughout
+        lo = (dd[i] + b1lo + tlo) / (b2hi + chi)
+        hi = (dd[i] + b1hi + thi) / (b2lo + clo)
+        if not (lo > 0.0 and hi < INFINITY):
+            return -1
+        rng = rng + _mx(fabs(log(lo)), fabs(log(hi)))
+        W = _mx(fabs(b2lo + clo - P), fabs(b2hi + chi - P)) / P * (1.0 + 1e-9)
+        if not (W < COALLOC_BOUND_W and rng < COALLOC_BOUND_LOG_RANGE):
+            return -1
+        E = E + W * W / (2.0 * (1.0 - W))
+        K0 = K0 + log(S / P)
+    for j in range(k):
+        xabs = _mx(xabs, fabs(X[j]))
+    for j in range(count):
+        yabs = _mx(yabs, fabs(Y[j]))
+        ymax = _mx(ymax, Y[j])
+    out[0] = K0 + E
+    out[1] = COALLOC_BOUND_MARGIN * (1000.0 + fabs(K0) + E + xabs + yabs)
+    out[2] = ymax
+    return k
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+cdef int _bounded_round(const double[:, ::1] a, const double[:, ::1] tm,
+                        const double[:, ::1] p, const double[::1] dd, const double* dl,
+                        const double* sa, const double* st, const double* sp,
+                        const int64_t[::1] sel, const char* chosen, Py_ssize_t r,
+                        Py_ssize_t m, double cur, vector[double]& X, vector[double]& Y,
+                        vector[Py_ssize_t]& free, vector[pair[double, Py_ssize_t]]& order,
+                        double* na, Py_ssize_t* bp, Py_ssize_t* bq,
+                        double* best) noexcept nogil:
+    """One round of swap_search's factor phase (every total met) with the swaps that
+    _swap_bound proves cannot beat the best so far left out (issue 40, h54coll: 2-6 % of
+    them are evaluated on the week's requests): the rows out of the set with X[q] at or
+    above the loosest threshold, in descending X, then per set row p (ascending) those whose
+    bound reaches the best so far; each evaluated as swap_search's loop does (the same
+    operations, so the same value). The same swap as that loop: the best value, ties to the
+    lower position p, then the lower row q (a skipped swap's value is below the best, never
+    equal). Returns 0 with bp, bq, best written (bp -1: no swap improves), or -1: the bound
+    does not hold on these rows (the caller evaluates every swap)."""
+    cdef Py_ssize_t count = sel.shape[0], nf, ns = 0, pp, j, q, out, i
+    cdef double bnd[3]
+    cdef double lb, thr, val, x, lo
+    bnd[0] = 0.0; bnd[1] = 0.0; bnd[2] = 0.0
+    nf = _swap_bound(a, tm, p, &dd[0], st, sp, sel, chosen, r, m, &X[0], &Y[0], &free[0], bnd)
+    lb = log(cur)
+    if nf < 0 or not (fabs(lb) < 700.0):
+        return -1
+    bp[0] = -1
+    bq[0] = -1
+    best[0] = cur
+    # the loosest threshold (the largest Y, the best at its lowest): rows below it never count
+    lo = lb - bnd[0] - bnd[2] - bnd[1]
+    for j in range(nf):
+        if X[j] >= lo:
+            order[ns].first = -X[j]
+            order[ns].second = j
+            ns += 1
+    sort(order.begin(), order.begin() + ns)
+    for pp in range(count):
+        out = sel[pp]
+        thr = lb - bnd[0] - Y[pp] - bnd[1]
+        for j in range(ns):
+            if -order[j].first < thr:
+                break
+            q = free[order[j].second]
+            val = 1.0
+            for i in range(m):
+                x = (dd[i] + ((st[i] - tm[out, i]) + tm[q, i])) / ((sp[i] - p[out, i]) + p[q, i])
+                val = val * x
+            if not (val > best[0] or (val == best[0] and bp[0] == pp and q < bq[0])):
+                continue
+            for i in range(m):
+                na[i] = (sa[i] - a[out, i]) + a[q, i]
+            for i in range(m):
+                if na[i] < dl[i]:  # a total missed: the deficit as _deficit adds it
+                    if _deficit(dd, dl, na, m) != 0.0:
+                        val = NAN
+                    break
+            if not (val == val):
+                continue
+            best[0] = val
+            bp[0] = pp
+            bq[0] = q
+            lb = log(val)
+            thr = lb - bnd[0] - Y[pp] - bnd[1]
+    return 0
+
+
 def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
                 const double[:, ::1] tm,   # IN    (r, m) window maxima
                 const double[:, ::1] p,    # IN    (r, m) capacities
@@ -1637,7 +1804,9 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
     out of the set at once (_swap_values: their columns transposed once per round, the same
     operations in the same order as _deficit and _factor, so the same values bit for bit),
     then the candidates are read in order (issue 40: about 20 ns a candidate before, a
-    division chain per candidate)."""
+    division chain per candidate). In the factor phase, on sets of COALLOC_BOUND_COUNT rows or
+    more, only the swaps whose bound (_swap_bound) reaches the best so far are valued
+    (_bounded_round, issue 40, h54coll): the same swap, 2-6 % of the values."""
     cdef Py_ssize_t r = a.shape[0], m = a.shape[1], count = sel.shape[0]
     if count < 1 or count > r:
         raise ValueError("swap_search needs 1 <= len(sel) <= rows")
@@ -1645,8 +1814,9 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
         raise ValueError("avail, tmax and cap must be (r, m), d of length m")
     cdef vector[double] dl = _dlo(dd, tl, count, m)
     cdef vector[char] chosen, okq
-    cdef vector[double] sa, st, sp, na, aT, tT, pT, vals, base
+    cdef vector[double] sa, st, sp, na, aT, tT, pT, vals, base, X, Y
     cdef vector[Py_ssize_t] free
+    cdef vector[pair[double, Py_ssize_t]] order
     cdef Py_ssize_t rounds = 0, pp, q, i, j, out, bp, bq, k, nf = r - count
     cdef double deficit, cur, best, val
     cdef bint feasible
@@ -1659,6 +1829,7 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
         base.assign(3 * m, 0.0)
         aT.resize(m * nf + 1); tT.resize(m * nf + 1); pT.resize(m * nf + 1)
         vals.resize(nf + 1); okq.resize(nf + 1); free.resize(nf + 1)
+        X.resize(nf + 1); Y.resize(count + 1); order.resize(nf + 1)
         for j in range(count):
             for i in range(m):
                 sa[i] = sa[i] + a[sel[j], i]
@@ -1677,42 +1848,47 @@ def swap_search(const double[:, ::1] a,    # IN    (r, m) available amounts
                 cur = _factor(dd, &st[0], &sp[0], m)
             else:
                 cur = deficit
-            best = cur
-            bp = -1
-            bq = -1
-            # the rows out of the set, ascending, and their columns transposed
-            k = 0
-            for q in range(r):
-                if not chosen[q]:
-                    free[k] = q
-                    for i in range(m):
-                        aT[i * nf + k] = a[q, i]
-                        tT[i * nf + k] = tm[q, i]
-                        pT[i * nf + k] = p[q, i]
-                    k += 1
-            for pp in range(count):
-                out = sel[pp]
-                for i in range(m):  # the set without out: the parentheses of the sums below
-                    base[i] = sa[i] - a[out, i]
-                    base[m + i] = st[i] - tm[out, i]
-                    base[2 * m + i] = sp[i] - p[out, i]
-                _swap_values(&aT[0], &tT[0], &pT[0], &base[0], &dd[0], &dl[0], nf, m,
-                             feasible, &vals[0], &okq[0])
-                for k in range(nf):
-                    val = vals[k]
-                    if not (val > best):  # not taken: its totals need no look (h52coll)
-                        continue
-                    q = free[k]
-                    if feasible and not okq[k]:
-                        # a total missed: the deficit as _deficit adds it (not 0.0 unless
-                        # every term underflows)
+            # the factor phase: only the swaps whose bound reaches the best (issue 40, h54coll;
+            # a set of a few rows evaluates every swap faster than the bound's sort)
+            if not feasible or count < COALLOC_BOUND_COUNT or _bounded_round(a, tm, p, dd, &dl[0], &sa[0], &st[0], &sp[0],
+                                              sel, &chosen[0], r, m, cur, X, Y, free, order,
+                                              &na[0], &bp, &bq, &best) != 0:
+                best = cur
+                bp = -1
+                bq = -1
+                # the rows out of the set, ascending, and their columns transposed
+                k = 0
+                for q in range(r):
+                    if not chosen[q]:
+                        free[k] = q
                         for i in range(m):
-                            na[i] = base[i] + a[q, i]
-                        if _deficit(dd, &dl[0], &na[0], m) != 0.0:
+                            aT[i * nf + k] = a[q, i]
+                            tT[i * nf + k] = tm[q, i]
+                            pT[i * nf + k] = p[q, i]
+                        k += 1
+                for pp in range(count):
+                    out = sel[pp]
+                    for i in range(m):  # the set without out: the parentheses of the sums below
+                        base[i] = sa[i] - a[out, i]
+                        base[m + i] = st[i] - tm[out, i]
+                        base[2 * m + i] = sp[i] - p[out, i]
+                    _swap_values(&aT[0], &tT[0], &pT[0], &base[0], &dd[0], &dl[0], nf, m,
+                                 feasible, &vals[0], &okq[0])
+                    for k in range(nf):
+                        val = vals[k]
+                        if not (val > best):  # not taken: its totals need no look (h52coll)
                             continue
-                    best = val
-                    bp = pp
-                    bq = q
+                        q = free[k]
+                        if feasible and not okq[k]:
+                            # a total missed: the deficit as _deficit adds it (not 0.0 unless
+                            # every term underflows)
+                            for i in range(m):
+                                na[i] = base[i] + a[q, i]
+                            if _deficit(dd, &dl[0], &na[0], m) != 0.0:
+                                continue
+                        best = val
+                        bp = pp
+                        bq = q
             if bp < 0:
                 break
             out = sel[bp]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import time
-from itertools import combinations
+from itertools import chain, combinations, islice
 from typing import Optional
 
 import numpy as np
@@ -228,7 +228,7 @@ def enumerate_best(avail, tmax, cap, d, count, deadline=None, tol=None, on_bette
     k = avail.shape[0]
     dlo = d if tol is None else d - count * np.asarray(tol, dtype=np.float64)
     best_rows, best_u = None, -1.0
-    it = combinations(range(k), count)
+    it, pos = combinations(range(k), count), 0
     # blocks of at most _BLOCK_ENTRIES row indices (4096 subsets up to 4 rows each): a block
     # of 4096 subsets of 40 rows took 0.15-0.28 s, so a deadline checked between blocks was
     # passed by that much; the best (the first largest factor in enumeration order) is the
@@ -238,7 +238,13 @@ def enumerate_best(avail, tmax, cap, d, count, deadline=None, tol=None, on_bette
         interrupt.check()  # between blocks: a batch's timeout, a cancelled batch
         if deadline is not None and time.perf_counter() >= deadline:
             return best_rows, best_u, False
-        block = np.fromiter((j for c in _take(it, step) for j in c), dtype=np.int64)
+        # the next ``step`` subsets flattened in C (chain, islice; single rows: a range), in
+        # the same order (issue 40, h54coll: a Python generator per row index cost 3.1 of
+        # 5.5 ms for one node among 9,997 rows, 1.1 of 10 ms for 256 of 257 rows)
+        if count == 1:
+            block, pos = np.arange(pos, min(pos + step, k), dtype=np.int64), pos + step
+        else:
+            block = np.fromiter(chain.from_iterable(islice(it, step)), dtype=np.int64)
         if block.size == 0:
             break
         block = block.reshape(-1, count)
@@ -259,10 +265,3 @@ def enumerate_best(avail, tmax, cap, d, count, deadline=None, tol=None, on_bette
 #: Row indices per block of :func:`enumerate_best` (subsets x rows per subset).
 _BLOCK_ENTRIES = 16384
 
-
-def _take(it, n):
-    for _ in range(n):
-        try:
-            yield next(it)
-        except StopIteration:
-            return

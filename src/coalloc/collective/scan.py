@@ -91,6 +91,17 @@ _FUSE_SHARE = 32
 #: h50coll: reject N = 10 on 8,477 nodes, 0.73-0.95 of the kernel's time; at N = 60 with
 #: 1 h windows that step keeps half of the rows and costs 1.15-1.46 times more).
 _LOWS_SHARE = 128
+#: A request with minimums only (totals at most ``N`` times them: any ``N`` eligible nodes
+#: meet them) and windows of at least this many segments runs
+#: ``window_screen`` with the blocks' extrema first on its later blocks whatever ``N``
+#: (issue 40, h54coll: its rows are only counted, and the whole blocks inside a long window
+#: decide most of them; week N = 1,024 rejections over 1-day windows 2.3x faster, N = 60
+#: 1.3x; with windows of 6 segments the blocks decide too little: 1.2-3.3x slower).
+_PLAIN_SEGS = 64
+#: Starts per sub-block of ``window_screen`` on that route (a minimums-only request over
+#: windows of :data:`_PLAIN_SEGS` segments or more; :data:`_SUB` elsewhere). Issue 40,
+#: h54coll: the week's 12 such requests 0.57-0.87x with 64 starts, 32 less (0.70-0.95x).
+_PLAIN_SUB = 64
 
 
 #: ``N`` times the eligible nodes above which a start's set is searched by
@@ -299,8 +310,10 @@ class _Scan:
         :data:`_PRUNE_SHARE`; on the later blocks, when ``N`` is smaller still beside the
         nodes (:data:`_FUSE_SHARE`), ``window_screen``: the same outputs from the rows
         chosen by bounds from the pool's block maxima and the window maxima of those rows
-        only, then those of every node from the block's first start that passes); the
-        failing starts are recorded as they are passed."""
+        only, then those of every node from the block's first start that passes; so too,
+        from the blocks' extrema first, for a request with minimums only (``d <= N e``) and
+        windows of :data:`_PLAIN_SEGS` segments or more, whatever ``N``); the failing starts
+        are recorded as they are passed."""
         pool, request, starts, ker = self.pool, self.request, self.starts, self.ker
         block = self.block
         nodes, cap, e, d, n, tol = self.nodes, self.cap, self.e, self.d, self.n, self.tol
@@ -311,7 +324,8 @@ class _Scan:
         t0 = float(starts[0]) if starts.size else float(request.earliest_start)
         segs = int(np.searchsorted(grid, t0 + request.duration) - np.searchsorted(grid, t0))
         largest = max(min(_MAX_BLOCK, max(_SHORT_BLOCK, 2 * segs)), block)
-        fuse = _FUSE_SHARE * (n + n // 2 + 1) <= nodes.size  # window_screen on later blocks
+        plain = segs >= _PLAIN_SEGS and bool(np.all(d <= n * e))  # minimums only, long
+        fuse = plain or _FUSE_SHARE * (n + n // 2 + 1) <= nodes.size  # window_screen later
         if fuse:  # it holds no window maxima of every node: the longest blocks pay most
             largest = max(_MAX_BLOCK, block)
         bounds, failed = _bounded.ON and segs <= _bounded.SEGS, 0.0  # failed: last block's
@@ -321,7 +335,8 @@ class _Scan:
             # the screens and, for every start that passes them, the equal weights' proof
             # (code 3), in one pass over the block; per sub-block of _SUB starts over the
             # nodes that can matter there when that can pay (the same outputs, bit for bit)
-            prune = b.size >= _SUB // 2 and _PRUNE_SHARE * (n + n // 2 + 1) <= nodes.size
+            prune = b.size >= _SUB // 2 and (plain or _PRUNE_SHARE * (n + n // 2 + 1)
+                                             <= nodes.size)  # fmt: skip
             # the second block (``block`` starts) as the later ones when window_screen runs
             # there (issue 40, h51coll: 1.5-2x cheaper than every row's window maxima; the
             # first start alone is cheaper from the block maxima)
@@ -337,7 +352,7 @@ class _Scan:
                 # N small beside the nodes: the rows that can matter per sub-block from the
                 # block maxima, then their window maxima only (window_screen); those of
                 # every node from the first start that passes, below
-                if _LOWS_SHARE * (n + n // 2 + 1) <= nodes.size:
+                if plain or _LOWS_SHARE * (n + n // 2 + 1) <= nodes.size:
                     times, res, bm, bn = pool._block_extrema()
                 else:
                     (times, res, bm), bn = pool._block_maxima(), None
@@ -355,7 +370,8 @@ class _Scan:
             elif tm_block is None:
                 codes, elig, props, vals, _ = ker.window_screen(times, res, bm, BLOCK, nodes, b,
                                                                 request.duration, cap, e, d, n,
-                                                                _SUB, tol=tol, bn=bn)  # fmt: skip
+                                                                _PLAIN_SUB if plain else _SUB,
+                                                                tol=tol, bn=bn)  # fmt: skip
             elif prune:
                 codes, elig, props, vals, _ = ker.pruned_screen(tm_block, cap, e, d, n, _SUB,
                                                                 tol=tol)  # fmt: skip

@@ -10,7 +10,7 @@ from coalloc.collective import _search as C
 from coalloc.collective._reference import search as R
 from coalloc.collective.core import Demand, Kernels, ScreenOut
 
-from .test_window_screen import _demand, _pool
+from ._screen_cases import large_block, pool, random_case
 
 
 def _check(times, res, nodes, starts, dur, cap_n, e, d, count, stride, group, tol):
@@ -60,17 +60,8 @@ def _check(times, res, nodes, starts, dur, cap_n, e, d, count, stride, group, to
 def test_bound_screen_matches_twin_and_full(seed, ties, stride, group, minimums):
     """Drifting pools with ties and near-ties, any rows (repeats too), starts on and off the
     grid, short and long windows, totals around the count largest sums (some zero)."""
-    rng = np.random.default_rng(seed)
-    rows, m, k = int(rng.integers(1, 50)), int(rng.integers(1, 4)), int(rng.integers(2, 60))
-    times, res, cap = _pool(rng, rows, m, k, ties)
-    nodes = rng.integers(0, rows, int(rng.integers(1, 80)))
-    grid = np.concatenate([times, rng.uniform(0, times[-1] + 900, 6), times[:2]])
-    starts = np.sort(rng.choice(grid, int(rng.integers(1, 30))))
-    dur = float(rng.choice([100.0, 300.0, 900.0, 3000.0, 20000.0]))
-    count = int(rng.integers(1, min(nodes.size, 6) + 1))
-    cap_n = cap[nodes]
-    tms = Kernels(C).window_max_rows(times, res, nodes, starts, dur)
-    e, d, tol = _demand(rng, cap_n, tms, count, minimums)
+    c, _ = random_case(seed, ties, minimums, max_count=6)
+    times, res, nodes, starts, dur, cap_n, e, d, count, tol, _ = c
     _check(times, res, nodes, starts, dur, cap_n, e, d, count, stride, group, tol)
 
 
@@ -81,20 +72,10 @@ def test_bound_screen_decides_most_starts_of_a_large_block(minimum, shares):
     # totals at fixed shares of the median count-largest sums; one property short (most
     # starts decided, code 2 on it), two short (the larger shortfall proven at most of them),
     # or none short (nothing decided but the minimums' code 1)
-    rng = np.random.default_rng(47)
-    rows, m, k, count = 600, 3, 288, 40
-    times = np.arange(k) * 300.0
-    cap = np.round(rng.uniform(1, 8, (rows, 1)) * rng.uniform(0.7, 1.3, (rows, m)), 1)
-    walk = np.clip(0.5 + np.cumsum(rng.normal(0, 0.02, (rows, 1, k)), axis=2), 0, 1)
-    res = np.round(cap[:, :, None] * walk, 2)
-    nodes = np.arange(rows)
-    starts = times[10:106]
-    e = np.array([minimum, 0.0, 0.0])
-    tms = Kernels(C).window_max_rows(times, res, nodes, starts, 3600.0)
-    top = -np.sort(-(cap[None] - tms), axis=1)[:, :count].sum(axis=1)
-    d = np.median(top, axis=0) / np.array(shares)
-    full, got = _check(times, res, nodes, starts, 3600.0, cap, e, d, count, 4, 8,
-                       np.zeros(m))  # fmt: skip
+    c = large_block(minimum, 40)
+    times, res, nodes, starts, _, cap, e, top, count, tol, _ = c
+    d = top / np.array(shares)
+    full, got = _check(times, res, nodes, starts, 3600.0, cap, e, d, count, 4, 8, tol)
     short = full[0] == 2
     if short.any():
         assert got[4] >= 0.6 * short.sum()
@@ -104,7 +85,7 @@ def test_bound_screen_decides_most_starts_of_a_large_block(minimum, shares):
 
 def test_bound_screen_checks_its_arguments():
     rng = np.random.default_rng(3)
-    times, res, cap = _pool(rng, 6, 2, 12, "none")
+    times, res, cap = pool(rng, 6, 2, 12, "none")
     nodes, starts = np.arange(6), times[:4].copy()
     K = Kernels(C)
     with pytest.raises(ValueError, match="stride"):
@@ -120,7 +101,7 @@ def test_bound_screen_checks_its_arguments():
 def test_bound_screen_direct_calls_agree():
     # the kernel and its twin called directly (caller-allocated outputs, as Kernels does)
     rng = np.random.default_rng(5)
-    times, res, cap = _pool(rng, 30, 3, 40, "equal")
+    times, res, cap = pool(rng, 30, 3, 40, "equal")
     nodes, starts = np.arange(30), times[3:20].copy()
     demand = Demand(np.zeros(3), np.array([40.0, 30.0, 0.0]), 4, np.zeros(3))
     outs = []

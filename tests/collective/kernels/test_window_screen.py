@@ -12,42 +12,13 @@ from coalloc.collective import _search as C
 from coalloc.collective._reference import search as R
 from coalloc.collective.core import Demand, Kernels, ScreenOut
 
-
-def _pool(rng, rows, m, k, ties):
-    """A grid of ``k`` breakpoints and reserved amounts (rows, m, k) that drift slowly along
-    the grid (so that a sub-block's bounds are tight and rows are pruned), with exact ties
-    (rounded amounts) or near-ties (rows one ulp off another row) when ``ties`` asks; the
-    capacities hold every reserved amount."""
-    times = np.concatenate([[0.0], np.cumsum(rng.integers(1, 4, k - 1) * 300.0)])
-    cap = np.round(rng.uniform(1, 8, (rows, 1)) * rng.uniform(0.6, 1.4, (rows, m)), 1)
-    walk = np.clip(rng.uniform(0.1, 0.9, (rows, m, 1))
-                   + np.cumsum(rng.normal(0, 0.05, (rows, m, k)), axis=2), 0, 1)  # fmt: skip
-    res = cap[:, :, None] * walk
-    if ties == "equal":
-        cap, res = np.round(cap), np.round(res)
-    elif ties == "near":
-        src = int(rng.integers(rows))
-        for j in rng.choice(rows, size=min(rows, 6), replace=False):
-            cap[j] = cap[src]
-            res[j] = np.nextafter(res[src], res[src] + rng.choice([-1.0, 1.0]))
-        res = np.clip(res, 0.0, cap[:, :, None])
-    return times, res, cap
+from ._screen_cases import large_block, random_case
 
 
 def _block_max(res, B):
     """The maxima of blocks of ``B`` segments (the last one shorter), by their definition."""
     K = res.shape[2]
     return np.stack([res[:, :, c : c + B].max(axis=2) for c in range(0, K, B)], axis=2)
-
-
-def _demand(rng, cap_n, tms, count, minimums):
-    m = cap_n.shape[1]
-    e = (np.quantile(cap_n, rng.uniform(0.05, 0.5), axis=0) * 0.5 if minimums
-         else np.zeros(m))  # fmt: skip
-    top = -np.sort(-(cap_n[None] - tms), axis=1)[:, :count].sum(axis=1)
-    d = np.quantile(top, rng.uniform(0.2, 0.9), axis=0) * (rng.random(m) < 0.9)
-    tol = np.full(m, 1e-9) * (rng.random(m) < 0.5)
-    return e, d, tol
 
 
 def _check(times, res, nodes, starts, dur, cap_n, e, d, count, sub, tol, B=4):
@@ -86,18 +57,9 @@ def test_window_screen_matches_twin_pruned_and_full(seed, ties, sub, minimums):
     of 32), starts on and off the grid (repeats too) and short and long windows: compiled =
     twin = pruned_screen = block_screen over the window maxima of every row; every start
     proven empty (code 3) has no set (enumeration, the referee, when small)."""
-    rng = np.random.default_rng(seed)
-    rows, m, k = int(rng.integers(1, 50)), int(rng.integers(1, 4)), int(rng.integers(2, 60))
-    times, res, cap = _pool(rng, rows, m, k, ties)
-    nodes = rng.integers(0, rows, int(rng.integers(1, 80)))
-    grid = np.concatenate([times, rng.uniform(0, times[-1] + 900, 6), times[:2]])
-    starts = np.sort(rng.choice(grid, int(rng.integers(1, 30))))
-    dur = float(rng.choice([100.0, 300.0, 900.0, 3000.0, 20000.0]))
+    c, rng = random_case(seed, ties, minimums, max_count=4)
+    times, res, nodes, starts, dur, cap_n, e, d, count, tol, tms = c
     n = nodes.size
-    count = int(rng.integers(1, min(n, 4) + 1))
-    cap_n = cap[nodes]
-    tms = Kernels(C).window_max_rows(times, res, nodes, starts, dur)
-    e, d, tol = _demand(rng, cap_n, tms, count, minimums)
     B = int(rng.integers(1, 9))  # blocks of 1 to 8 segments
     tms, got = _check(times, res, nodes, starts, dur, cap_n, e, d, count, sub, tol, B)
     k0 = np.maximum(np.searchsorted(times, starts, side="right") - 1, 0)
@@ -118,25 +80,17 @@ def test_window_screen_matches_twin_pruned_and_full(seed, ties, sub, minimums):
                            for c in combinations(el.tolist(), count))  # fmt: skip
 
 
-@pytest.mark.parametrize("sub", [1, 8, 16])
+@pytest.mark.parametrize("sub", [1, 8, 16, 64])  # 64: the plain route's (scan._PLAIN_SUB)
 @pytest.mark.parametrize("minimum", [0.0, 3.0])
 def test_window_screen_prunes_a_large_block(sub, minimum):
     # 600 rows (19 groups of 32) over a day of 5-minute slots, 96 consecutive starts and a
     # window of an hour: the outputs are the full screen's, most rows are pruned without
     # minimums (the kept rows' maxima are recomputed, not all), and codes 0, 2 and 3 occur
-    rng = np.random.default_rng(47)
-    rows, m, k, count = 600, 3, 288, 12
-    times = np.arange(k) * 300.0
-    cap = np.round(rng.uniform(1, 8, (rows, 1)) * rng.uniform(0.7, 1.3, (rows, m)), 1)
-    walk = np.clip(0.5 + np.cumsum(rng.normal(0, 0.02, (rows, 1, k)), axis=2), 0, 1)
-    res = np.round(cap[:, :, None] * walk, 2)
-    nodes = np.arange(rows)
-    starts = times[10:106]
-    e = np.array([minimum, 0.0, 0.0])
-    tms = Kernels(C).window_max_rows(times, res, nodes, starts, 3600.0)
-    top = -np.sort(-(cap[None] - tms), axis=1)[:, :count].sum(axis=1)
-    d = np.median(top, axis=0) * 0.97
-    _, got = _check(times, res, nodes, starts, 3600.0, cap, e, d, count, sub, np.zeros(m), 16)
+    c = large_block(minimum, 12)
+    times, res, nodes, starts, _, cap, e, top, count, tol, _ = c
+    rows = nodes.size
+    d = top * 0.97
+    _, got = _check(times, res, nodes, starts, 3600.0, cap, e, d, count, sub, tol, 16)
     if minimum == 0.0:
         assert set(np.unique(got[0]).tolist()) >= {0, 2, 3}
         assert got[4] < 0.3 * rows * -(-starts.size // sub)
