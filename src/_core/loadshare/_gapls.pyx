@@ -138,6 +138,7 @@ cdef struct _TabuPlan:  # tabu_search's scalars, read once from its Python plan
     int64_t shake
     int64_t per_agent  # 0: every weight; 1: the overloaded ones; 2: by their excess (YIG)
     int64_t chain
+    int64_t cands      # swaps and chains only to the item's first cands shift targets (0: all)
     Deadline deadline
 
 
@@ -163,6 +164,7 @@ def tabu_search(const double[:, ::1] cost, const int64_t[:, ::1] weight,
     p.shake = plan.shake
     p.per_agent = int(plan.per_agent)
     p.chain = plan.chain
+    p.cands = getattr(plan, "cands", 0)
     p.deadline = deadline_of(plan.deadline)
     return _tabu_search(cost, weight, capacity, state.assign, state.best, state.alpha,
                         state.tabu_until, state.istate, state.dstate, state.rng, &p)
@@ -281,6 +283,9 @@ cdef int64_t _tabu_search(
     cdef int64_t swap_items = plan.swap_items, shake = plan.shake, chain = plan.chain
     cdef double growth = plan.growth
     cdef int64_t per_agent = plan.per_agent
+    # the candidate list (needs the items' three best targets, kept with chains only)
+    cdef int64_t cands = plan.cands if chain >= 1 and plan.cands > 0 else 0
+    cdef Py_ssize_t u0, u1, u2        # the sampled item's candidate agents (-1: none)
     cdef int64_t mxe, e_i                 # the largest agent excess, one agent's (YIG weights)
     with nogil:
         used.assign(m, 0)
@@ -603,7 +608,10 @@ cdef int64_t _tabu_search(
                     for b in range(m):
                         ag[b].P = cT[j * m + b] - cT[j * m + a]
                         ag[b].ub = used[b] + wT[j * m + b] - capacity[b]
-                    if not probe:  # every item not on a
+                    u0 = top[3 * j] if cands >= 1 else -1
+                    u1 = top[3 * j + 1] if cands >= 2 else -1
+                    u2 = top[3 * j + 2] if cands >= 3 else -1
+                    if not probe and cands == 0:  # every item not on a
                         for w in range(W):
                             acc[w] = ~bits[a * W + w]
                         if n & 63:
@@ -611,8 +619,14 @@ cdef int64_t _tabu_search(
                     else:
                         for w in range(W):
                             acc[w] = 0
-                    for b in range(m if probe else 0):
+                    for b in range(m if probe or cands > 0 else 0):
                         if b == a or minW[a * m + b] == INT64_MAX:  # (b has no items)
+                            continue
+                        if cands > 0 and b != u0 and b != u1 and b != u2:
+                            continue  # (not a candidate)
+                        if not probe:
+                            for w in range(W):
+                                acc[w] |= bits[b * W + w]
                             continue
                         tested += 1
                         e2b = _ex(used[b] - maxW[b] + wT[j * m + b], capacity[b]) - ex0[b]
@@ -673,9 +687,12 @@ cdef int64_t _tabu_search(
                 while j < n:
                     a = assign[j]
                     ea = _ex(used[a], capacity[a])
+                    u0 = top[3 * j] if cands >= 1 else -1
+                    u1 = top[3 * j + 1] if cands >= 2 else -1
+                    u2 = top[3 * j + 2] if cands >= 3 else -1
                     for k in range(n):
                         b = assign[k]
-                        if b == a:
+                        if b == a or (cands > 0 and b != u0 and b != u1 and b != u2):
                             continue
                         d_cost = cost[b, j] - cost[a, j] + cost[a, k] - cost[b, k]
                         e2a = _ex(used[a] - weight[a, j] + weight[a, k], capacity[a]) - ea

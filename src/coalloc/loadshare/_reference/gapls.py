@@ -25,12 +25,12 @@ def tabu_search(cost, weight, capacity, state, plan):
                         state.tabu_until, state.istate, state.dstate, state.rng,
                         plan.iterations, plan.tenure, plan.restart, plan.swap_items,
                         plan.growth, plan.shake, plan.per_agent, plan.chain,
-                        plan.deadline)  # fmt: skip
+                        plan.deadline, getattr(plan, "cands", 0))  # fmt: skip
 
 
 def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate, dstate, rng,
                  iterations, tenure, restart, swap_items, growth, shake,
-                 per_agent, chain, deadline):  # fmt: skip
+                 per_agent, chain, deadline, cands=0):  # fmt: skip
     m, n = cost.shape
     if n == 0 or m == 0:
         return 0
@@ -130,9 +130,11 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
             while j < n:
                 a = a_[j]
                 ea = _ex(used[a], cap[a])
+                # the candidate list: j only to its first ``cands`` shift targets
+                allowed = {t for _, t in top[j][:cands]} if cands > 0 and chain >= 1 else None
                 for k in range(n):
                     b = a_[k]
-                    if b == a:
+                    if b == a or (allowed is not None and b not in allowed):
                         continue
                     d_cost = C[b][j] - C[a][j] + C[a][k] - C[b][k]
                     e2a = _ex(used[a] - W[a][j] + W[a][k], cap[a]) - ea

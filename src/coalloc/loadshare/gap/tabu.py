@@ -45,6 +45,11 @@ _PER_AGENT = 0
 #: seeds' spread of one on Chu-Beasley d and worse on Yagiura d40400 and e801600
 #: (bench/RESULTS.md, issue 27, third run).
 _CHAIN = 1
+#: A candidate list for the swaps and ejection chains (issue 40 item 2, h54gap): item j
+#: (sampled) swaps or starts a chain only towards the first ``_CANDS`` of its three best
+#: non-tabu shift targets of the iteration (1-3; 0: towards every agent; no effect
+#: without chains, which keep those targets). Off: see bench/loadshare/ISSUE40.md, h54gap.
+_CANDS = 0
 
 
 def restart_after(n: int, done: int = 0) -> int:
@@ -96,6 +101,9 @@ class TabuKnobs:
         (growth - 1) * excess / largest excess`` (Yagiura, Ibaraki & Glover 2006).
     chain : int
         The most ejections of an ejection chain (0: shifts and swaps only).
+    cands : int
+        Swaps and chains move the sampled item only to one of the first ``cands`` of its
+        three best shift targets (0: to any agent; needs ``chain >= 1``).
     """
 
     tenure: int = _TENURE
@@ -105,17 +113,19 @@ class TabuKnobs:
     shake: int = _SHAKE
     per_agent: int = int(_PER_AGENT)
     chain: int = _CHAIN
+    cands: int = _CANDS
 
     @classmethod
     def default(cls, n: int) -> TabuKnobs:
         """The package's parameters for ``n`` items (as :func:`solve_gap` runs them)."""
         return cls(_TENURE, restart_after(n), _SWAP_ITEMS, _GROWTH, _SHAKE, int(_PER_AGENT),
-                   _CHAIN)  # fmt: skip
+                   _CHAIN, _CANDS)  # fmt: skip
 
-    def as_args(self) -> Tuple[int, int, int, float, int, int, int]:
-        """The knobs in the kernel's historic positional order (older builds)."""
+    def as_args(self) -> Tuple[int, int, int, float, int, int, int, int]:
+        """The knobs in the kernel's historic positional order (older builds), ``cands``
+        last."""
         return (self.tenure, self.restart, self.swap_items, self.growth, self.shake,
-                self.per_agent, self.chain)  # fmt: skip
+                self.per_agent, self.chain, self.cands)  # fmt: skip
 
     def plan(self, iterations: int,
              deadline: Optional[interrupt.KernelDeadline] = None) -> TabuPlan:  # fmt: skip
@@ -133,7 +143,7 @@ class TabuKnobs:
         TabuPlan
         """
         return TabuPlan(int(iterations), self.tenure, self.restart, self.swap_items,
-                        self.growth, self.shake, self.per_agent, self.chain,
+                        self.growth, self.shake, self.per_agent, self.chain, self.cands,
                         deadline=deadline)  # fmt: skip
 
 
@@ -162,9 +172,9 @@ class TabuPlan(TabuKnobs):
 
     def __init__(self, iterations: int = 0, tenure: int = _TENURE, restart: int = _RESTART,
                  swap_items: int = _SWAP_ITEMS, growth: float = _GROWTH, shake: int = _SHAKE,
-                 per_agent: int = int(_PER_AGENT), chain: int = _CHAIN, *,
-                 deadline: Optional[interrupt.KernelDeadline] = None) -> None:  # fmt: skip
-        super().__init__(tenure, restart, swap_items, growth, shake, per_agent, chain)
+                 per_agent: int = int(_PER_AGENT), chain: int = _CHAIN, cands: int = _CANDS,
+                 *, deadline: Optional[interrupt.KernelDeadline] = None) -> None:  # fmt: skip
+        super().__init__(tenure, restart, swap_items, growth, shake, per_agent, chain, cands)
         self.iterations = iterations
         self.deadline = deadline
 
