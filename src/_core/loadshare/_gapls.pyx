@@ -19,6 +19,8 @@ trust their input (shapes checked, values validated by :class:`GapInstance`).
 
 from libc.stdint cimport INT64_MAX, int64_t, uint64_t
 from libc.math cimport INFINITY
+from libcpp.algorithm cimport sort
+from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 
 from coalloc.common.interrupt cimport Deadline, Poll, coalloc_raise_interrupt, deadline_of
@@ -138,7 +140,7 @@ cdef struct _TabuPlan:  # tabu_search's scalars, read once from its Python plan
     int64_t shake
     int64_t per_agent  # 0: every weight; 1: the overloaded ones; 2: by their excess (YIG)
     int64_t chain
-    int64_t cands      # swaps and chains only to the item's first cands shift targets (0: all)
+    int64_t cands      # swaps, chains: the item's first cands targets (< 0: cheapest; 0: all)
     Deadline deadline
 
 
@@ -217,6 +219,12 @@ cdef int64_t _tabu_search(
     ``(b, j)``, as for a shift). Applying one makes every moved item tabu on the agent it
     left (one draw each, in the chain's order).
 
+    ``cands`` (a candidate list, ``plan.cands``, 0 when the plan has none): with ``cands >=
+    1`` and ``chain >= 1`` the sampled item ``j`` swaps or starts a chain only towards an
+    agent among the first ``cands`` of its three best shift targets of the iteration (the
+    chains' ``top``); with ``cands < 0`` only towards one of its ``-cands`` cheapest agents
+    (least ``(cost, agent)``, fixed for the call). Shifts are not restricted.
+
     A fresh state (``istate[5] == 0``) is set up from ``assign``: ``best = assign``, the
     weights ``(sum |c| + 1) / (sum w + 1)`` (kept in ``dstate[2]``). ``best`` is the best feasible assignment found
     (``istate[4] == 1``), or, while none is, the one with the least excess, then cost;
@@ -284,7 +292,9 @@ cdef int64_t _tabu_search(
     cdef double growth = plan.growth
     cdef int64_t per_agent = plan.per_agent
     # the candidate list (needs the items' three best targets, kept with chains only)
-    cdef int64_t cands = plan.cands if chain >= 1 and plan.cands > 0 else 0
+    cdef int64_t cands = plan.cands if (chain >= 1 and plan.cands > 0) or plan.cands < 0 else 0
+    cdef vector[char] cheap           # (n, m) cands < 0: the item's -cands cheapest agents
+    cdef vector[pair[double, Py_ssize_t]] keyed
     cdef Py_ssize_t u0, u1, u2        # the sampled item's candidate agents (-1: none)
     cdef int64_t mxe, e_i                 # the largest agent excess, one agent's (YIG weights)
     with nogil:
@@ -328,6 +338,16 @@ cdef int64_t _tabu_search(
             wown.assign(n, 0)
             nitems.assign(m, 0)
         bounds_pay = True
+        if cands < 0:
+            cheap.assign(n * m, 0)
+            keyed.resize(m)
+            for j in range(n):
+                for i in range(m):
+                    keyed[i].first = cost[i, j]
+                    keyed[i].second = i
+                sort(keyed.begin(), keyed.end())
+                for i in range(-cands if -cands < m else m):
+                    cheap[j * m + keyed[i].second] = 1
         for j in range(n):
             used[assign[j]] += weight[assign[j], j]
         excess = 0
@@ -619,11 +639,13 @@ cdef int64_t _tabu_search(
                     else:
                         for w in range(W):
                             acc[w] = 0
-                    for b in range(m if probe or cands > 0 else 0):
+                    for b in range(m if probe or cands != 0 else 0):
                         if b == a or minW[a * m + b] == INT64_MAX:  # (b has no items)
                             continue
                         if cands > 0 and b != u0 and b != u1 and b != u2:
                             continue  # (not a candidate)
+                        if cands < 0 and not cheap[j * m + b]:
+                            continue
                         if not probe:
                             for w in range(W):
                                 acc[w] |= bits[b * W + w]
@@ -693,6 +715,8 @@ cdef int64_t _tabu_search(
                     for k in range(n):
                         b = assign[k]
                         if b == a or (cands > 0 and b != u0 and b != u1 and b != u2):
+                            continue
+                        if cands < 0 and not cheap[j * m + b]:
                             continue
                         d_cost = cost[b, j] - cost[a, j] + cost[a, k] - cost[b, k]
                         e2a = _ex(used[a] - weight[a, j] + weight[a, k], capacity[a]) - ea

@@ -1,7 +1,8 @@
 """The tabu kernel's candidate list (``TabuKnobs.cands``, issue 40 item 2, h54gap): swaps
 and ejection chains move the sampled item only to one of its first ``cands`` shift
-targets. Kernel and twin in exact parity with it on (fast path: bounded costs; plain path:
-a huge cost turns the kernel's pruning off), resumed searches included."""
+targets (``cands < 0``: one of its ``-cands`` cheapest agents). Kernel and twin in exact
+parity with it on (fast path: bounded costs; plain path: a huge cost turns the kernel's
+pruning off), resumed searches included."""
 
 from __future__ import annotations
 
@@ -32,10 +33,12 @@ def _run(mod, cost, weight, cap, start, seed, knobs, calls):
 
 @settings(deadline=None, max_examples=80)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.integers(1, 16), st.integers(0, 40),
-       st.integers(0, 40), st.integers(1, 3), st.sampled_from([1, 2]), st.sampled_from([2, 100]),
-       st.booleans())  # fmt: skip
+       st.integers(0, 40), st.sampled_from([1, 2, 3, -1, -2, -4]), st.sampled_from([0, 1, 2]),
+       st.sampled_from([2, 100]), st.booleans())  # fmt: skip
 @example(7, 5, 16, 30, 30, 1, 1, 2, False)
 @example(11, 6, 16, 25, 25, 2, 2, 100, True)
+@example(5, 6, 16, 30, 30, -2, 1, 2, False)
+@example(9, 5, 16, 30, 30, -3, 0, 100, True)
 def test_cands_parity(seed, m, n, first, second, cands, chain, swap_items, huge) -> None:
     """Kernel and twin leave the same state after two calls with the candidate list on."""
     rng = np.random.default_rng(seed)

@@ -68,6 +68,9 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
         feasible_found = int(istate[4]) != 0
         cur, best_cost = float(dstate[0]), float(dstate[1])
     gen = SplitMix64(int(rng[0]))
+    cheap = None  # cands < 0: every item's -cands cheapest agents (by cost, then agent)
+    if cands < 0:
+        cheap = [set(sorted(range(m), key=lambda i: (C[i][j], i))[:-cands]) for j in range(n)]
     step = n // swap_items if swap_items > 0 and n > swap_items else 1
     if start >= step:
         start = 0
@@ -132,6 +135,7 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
                 ea = _ex(used[a], cap[a])
                 # the candidate list: j only to its first ``cands`` shift targets
                 allowed = {t for _, t in top[j][:cands]} if cands > 0 and chain >= 1 else None
+                allowed = cheap[j] if cheap is not None else allowed
                 for k in range(n):
                     b = a_[k]
                     if b == a or (allowed is not None and b not in allowed):
