@@ -141,6 +141,7 @@ cdef struct _TabuPlan:  # tabu_search's scalars, read once from its Python plan
     int64_t per_agent  # 0: every weight; 1: the overloaded ones; 2: by their excess (YIG)
     int64_t chain
     int64_t cands      # swaps, chains: the item's first cands targets (< 0: cheapest; 0: all)
+    const double* mult  # cands < 0: the agents' multipliers, cheapest by c + mult w (NULL: c)
     Deadline deadline
 
 
@@ -167,6 +168,15 @@ def tabu_search(const double[:, ::1] cost, const int64_t[:, ::1] weight,
     p.per_agent = int(plan.per_agent)
     p.chain = plan.chain
     p.cands = getattr(plan, "cands", 0)
+    cdef const double[::1] mult
+    p.mult = NULL
+    if getattr(plan, "mult", None) is not None:
+        mult = plan.mult
+        if mult.shape[0] != cost.shape[0]:
+            raise ValueError(f"plan.mult has {mult.shape[0]} multipliers, not one per agent "
+                             f"({cost.shape[0]})")
+        if mult.shape[0]:
+            p.mult = &mult[0]
     p.deadline = deadline_of(plan.deadline)
     return _tabu_search(cost, weight, capacity, state.assign, state.best, state.alpha,
                         state.tabu_until, state.istate, state.dstate, state.rng, &p)
@@ -223,7 +233,9 @@ cdef int64_t _tabu_search(
     1`` and ``chain >= 1`` the sampled item ``j`` swaps or starts a chain only towards an
     agent among the first ``cands`` of its three best shift targets of the iteration (the
     chains' ``top``); with ``cands < 0`` only towards one of its ``-cands`` cheapest agents
-    (least ``(cost, agent)``, fixed for the call). Shifts are not restricted.
+    (least ``(cost, agent)``, fixed for the call; with ``plan.mult``, the agents'
+    capacity multipliers ``lam``, least ``(cost + lam * weight, agent)``). Shifts are not
+    restricted.
 
     A fresh state (``istate[5] == 0``) is set up from ``assign``: ``best = assign``, the
     weights ``(sum |c| + 1) / (sum w + 1)`` (kept in ``dstate[2]``). ``best`` is the best feasible assignment found
@@ -344,6 +356,8 @@ cdef int64_t _tabu_search(
             for j in range(n):
                 for i in range(m):
                     keyed[i].first = cost[i, j]
+                    if plan.mult != NULL:  # the Lagrangian reduced cost
+                        keyed[i].first = cost[i, j] + plan.mult[i] * <double>weight[i, j]
                     keyed[i].second = i
                 sort(keyed.begin(), keyed.end())
                 for i in range(-cands if -cands < m else m):

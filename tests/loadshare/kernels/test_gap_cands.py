@@ -1,12 +1,14 @@
 """The tabu kernel's candidate list (``TabuKnobs.cands``, issue 40 item 2, h54gap): swaps
 and ejection chains move the sampled item only to one of its first ``cands`` shift
-targets (``cands < 0``: one of its ``-cands`` cheapest agents). Kernel and twin in exact
+targets (``cands < 0``: one of its ``-cands`` cheapest agents, by cost or, with the
+capacity multipliers ``mult``, by Lagrangian reduced cost). Kernel and twin in exact
 parity with it on (fast path: bounded costs; plain path: a huge cost turns the kernel's
 pruning off), resumed searches included."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -67,3 +69,65 @@ def test_cands_change_the_search_and_off_is_the_default() -> None:
         knobs = TabuKnobs(tenure=5, restart=200, swap_items=20, chain=1, cands=cands)
         states.append(_run(_gapls, cost, weight, cap, start, 1, knobs, (300,))[1])
     assert not np.array_equal(states[0].tabu_until, states[1].tabu_until)
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.integers(1, 16), st.integers(0, 40),
+       st.integers(0, 40), st.sampled_from([-1, -2, -4]), st.sampled_from([0, 1, 2]),
+       st.sampled_from([2, 100]), st.booleans(), st.sampled_from([0.0, 0.3, 2.5]))  # fmt: skip
+@example(5, 6, 16, 30, 30, -2, 1, 2, False, 2.5)
+@example(9, 5, 16, 30, 30, -3, 0, 100, True, 0.3)
+def test_lagrangian_cands_parity(seed, m, n, first, second, cands, chain, swap_items, huge,
+                                 scale) -> None:  # fmt: skip
+    """With the multipliers (the list by ``cost + mult * weight``) kernel and twin leave the
+    same state after two calls, the multipliers changed between the calls (as a search's
+    rounds refresh them)."""
+    rng = np.random.default_rng(seed)
+    cost, weight, cap = _data(rng, m, n, huge)
+    start = rng.integers(0, m, size=n).astype(np.int64)
+    mults = [scale * rng.random(m), scale * rng.random(m)]
+    res = []
+    for mod in (_gapls, gtwin):
+        state = TabuState.fresh(start, m, np.array([seed], dtype=np.uint64))
+        done = []
+        for k, mult in zip((first, second), mults):
+            knobs = TabuKnobs(tenure=3, restart=9, swap_items=swap_items, chain=chain,
+                              cands=cands, mult=mult)  # fmt: skip
+            done.append(mod.tabu_search(cost, weight, cap, state, knobs.plan(k)))
+        res.append((done, state))
+    assert res[0][0] == res[1][0]
+    for f in ("assign", "best", "alpha", "tabu_until", "istate", "dstate", "rng"):
+        np.testing.assert_array_equal(getattr(res[0][1], f), getattr(res[1][1], f))
+
+
+def _tight(seed=3):
+    rng = np.random.default_rng(seed)
+    m, n = 6, 60
+    cost = rng.integers(1, 60, size=(m, n)).astype(np.float64)
+    weight = rng.integers(5, 30, size=(m, n)).astype(np.int64)
+    cap = np.full(m, int(0.8 * weight.mean() * n / m), dtype=np.int64)
+    return cost, weight, cap, rng.integers(0, m, size=n).astype(np.int64)
+
+
+def test_the_multipliers_change_the_list() -> None:
+    """Multipliers that reorder the agents change the trajectory; zero multipliers are the
+    cost rule's list (the same state); no multipliers is the default."""
+    assert TabuKnobs.default(100).mult is None and TabuPlan(5).mult is None
+    cost, weight, cap, start = _tight()
+    m = cost.shape[0]
+    states = []
+    for mult in (None, np.zeros(m), np.linspace(0.0, 5.0, m)):
+        knobs = TabuKnobs(tenure=5, restart=200, swap_items=20, chain=1, cands=-2, mult=mult)
+        states.append(_run(_gapls, cost, weight, cap, start, 1, knobs, (300,))[1])
+    np.testing.assert_array_equal(states[0].tabu_until, states[1].tabu_until)
+    assert not np.array_equal(states[0].tabu_until, states[2].tabu_until)
+
+
+@pytest.mark.parametrize("mod", [_gapls, gtwin])
+def test_multipliers_one_per_agent(mod) -> None:
+    """A multiplier array of the wrong length is refused, naming it."""
+    cost, weight, cap, start = _tight()
+    state = TabuState.fresh(start, cost.shape[0], np.array([1], dtype=np.uint64))
+    knobs = TabuKnobs(cands=-2, mult=np.zeros(cost.shape[0] + 1))
+    with pytest.raises(ValueError, match="mult"):
+        mod.tabu_search(cost, weight, cap, state, knobs.plan(10))

@@ -53,6 +53,11 @@ _CHAIN = 1
 #: Chu-Beasley d at 1 s worse with either rule (2: 0.364 -> 0.420 %; -5: 0.388 -> 0.407 %;
 #: -10: 0.326 -> 0.399 %; bench/loadshare/ISSUE40.md, h54gap).
 _CANDS = 0
+#: The ``_CANDS < 0`` list ranked by the Lagrangian reduced costs ``c_ij + lam_i w_ij``
+#: (``lam``: the capacity multipliers of the search's bound, its subgradient's best,
+#: refreshed every round; Yagiura, Ibaraki & Glover 2006) instead of the costs alone
+#: (False). Off: see bench/loadshare/ISSUE40.md, h54gap follow-up.
+_LAG_CANDS = False
 
 
 def restart_after(n: int, done: int = 0) -> int:
@@ -108,6 +113,10 @@ class TabuKnobs:
         Swaps and chains move the sampled item only to one of the first ``cands`` of its
         three best shift targets (needs ``chain >= 1``), or, when negative, to one of its
         ``-cands`` cheapest agents (0: to any agent).
+    mult : numpy.ndarray or None
+        With ``cands < 0``: the agents' capacity multipliers ``lam`` (``(m,)`` float64);
+        the cheapest agents are then those of least ``cost + lam * weight`` (None: of
+        least cost).
     """
 
     tenure: int = _TENURE
@@ -118,6 +127,7 @@ class TabuKnobs:
     per_agent: int = int(_PER_AGENT)
     chain: int = _CHAIN
     cands: int = _CANDS
+    mult: Optional[np.ndarray] = None
 
     @classmethod
     def default(cls, n: int) -> TabuKnobs:
@@ -148,7 +158,7 @@ class TabuKnobs:
         """
         return TabuPlan(int(iterations), self.tenure, self.restart, self.swap_items,
                         self.growth, self.shake, self.per_agent, self.chain, self.cands,
-                        deadline=deadline)  # fmt: skip
+                        self.mult, deadline=deadline)  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -177,8 +187,10 @@ class TabuPlan(TabuKnobs):
     def __init__(self, iterations: int = 0, tenure: int = _TENURE, restart: int = _RESTART,
                  swap_items: int = _SWAP_ITEMS, growth: float = _GROWTH, shake: int = _SHAKE,
                  per_agent: int = int(_PER_AGENT), chain: int = _CHAIN, cands: int = _CANDS,
-                 *, deadline: Optional[interrupt.KernelDeadline] = None) -> None:  # fmt: skip
-        super().__init__(tenure, restart, swap_items, growth, shake, per_agent, chain, cands)
+                 mult: Optional[np.ndarray] = None, *,
+                 deadline: Optional[interrupt.KernelDeadline] = None) -> None:  # fmt: skip
+        super().__init__(tenure, restart, swap_items, growth, shake, per_agent, chain, cands,
+                         mult)  # fmt: skip
         self.iterations = iterations
         self.deadline = deadline
 
