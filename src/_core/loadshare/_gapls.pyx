@@ -19,7 +19,7 @@ trust their input (shapes checked, values validated by :class:`GapInstance`).
 
 from libc.stdint cimport INT64_MAX, int64_t, uint64_t
 from libc.math cimport INFINITY
-from libcpp.algorithm cimport sort
+from libcpp.algorithm cimport nth_element
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 
@@ -305,6 +305,8 @@ cdef int64_t _tabu_search(
     cdef int64_t per_agent = plan.per_agent
     # the candidate list (needs the items' three best targets, kept with chains only)
     cdef int64_t cands = plan.cands if (chain >= 1 and plan.cands > 0) or plan.cands < 0 else 0
+    if cands < 0 and -cands >= m:
+        cands = 0  # the list holds every agent: the same moves as without one, none built
     cdef vector[char] cheap           # (n, m) cands < 0: the item's -cands cheapest agents
     cdef vector[pair[double, Py_ssize_t]] keyed
     cdef Py_ssize_t u0, u1, u2        # the sampled item's candidate agents (-1: none)
@@ -359,8 +361,9 @@ cdef int64_t _tabu_search(
                     if plan.mult != NULL:  # the Lagrangian reduced cost
                         keyed[i].first = cost[i, j] + plan.mult[i] * <double>weight[i, j]
                     keyed[i].second = i
-                sort(keyed.begin(), keyed.end())
-                for i in range(-cands if -cands < m else m):
+                # the -cands least (key, agent) first (a total order: the set of a sort)
+                nth_element(keyed.begin(), keyed.begin() + (-cands), keyed.end())
+                for i in range(-cands):
                     cheap[j * m + keyed[i].second] = 1
         for j in range(n):
             used[assign[j]] += weight[assign[j], j]

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from coalloc.loadshare import _gapls
 from coalloc.loadshare._reference import gapls as gtwin
+from coalloc.loadshare.gap import tabu
 from coalloc.loadshare.gap.tabu import TabuKnobs, TabuPlan, TabuState
 
 
@@ -54,10 +55,12 @@ def test_cands_parity(seed, m, n, first, second, cands, chain, swap_items, huge)
         np.testing.assert_array_equal(getattr(res[0][1], f), getattr(res[1][1], f))
 
 
-def test_cands_change_the_search_and_off_is_the_default() -> None:
-    """The knob is off by default (the plan the kernel gets says 0), and on it changes the
-    trajectory of a search on a tight instance (the neighbourhood is smaller)."""
-    assert TabuKnobs.default(100).cands == 0 and TabuPlan(5).cands == 0
+def test_cands_change_the_search_and_the_default() -> None:
+    """The default list is the ten agents of least reduced cost (the plan the kernel gets
+    says -10), and a list changes the trajectory of a search on a tight instance (the
+    neighbourhood is smaller)."""
+    assert TabuKnobs.default(100).cands == -10 and TabuPlan(5).cands == -10
+    assert tabu._LAG_CANDS
     rng = np.random.default_rng(3)
     m, n = 6, 60
     cost = rng.integers(1, 60, size=(m, n)).astype(np.float64)
@@ -111,7 +114,8 @@ def _tight(seed=3):
 
 def test_the_multipliers_change_the_list() -> None:
     """Multipliers that reorder the agents change the trajectory; zero multipliers are the
-    cost rule's list (the same state); no multipliers is the default."""
+    cost rule's list (the same state); no multipliers is the default (the search passes
+    its own); a list of every agent is no list (the same state)."""
     assert TabuKnobs.default(100).mult is None and TabuPlan(5).mult is None
     cost, weight, cap, start = _tight()
     m = cost.shape[0]
@@ -121,6 +125,12 @@ def test_the_multipliers_change_the_list() -> None:
         states.append(_run(_gapls, cost, weight, cap, start, 1, knobs, (300,))[1])
     np.testing.assert_array_equal(states[0].tabu_until, states[1].tabu_until)
     assert not np.array_equal(states[0].tabu_until, states[2].tabu_until)
+    for cands in (0, -m):
+        knobs = TabuKnobs(tenure=5, restart=200, swap_items=20, chain=1, cands=cands,
+                          mult=np.linspace(0.0, 5.0, m))  # fmt: skip
+        states.append(_run(_gapls, cost, weight, cap, start, 1, knobs, (300,))[1])
+    for f in ("assign", "best", "alpha", "tabu_until", "istate", "dstate", "rng"):
+        np.testing.assert_array_equal(getattr(states[3], f), getattr(states[4], f))
 
 
 @pytest.mark.parametrize("mod", [_gapls, gtwin])

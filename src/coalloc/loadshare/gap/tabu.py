@@ -48,16 +48,19 @@ _CHAIN = 1
 #: A candidate list for the swaps and ejection chains (issue 40 item 2, h54gap): item j
 #: (sampled) swaps or starts a chain only towards the first ``_CANDS`` of its three best
 #: non-tabu shift targets of the iteration (1-3; no effect without chains, which keep
-#: those targets), or (``_CANDS < 0``) towards its ``-_CANDS`` cheapest agents; 0: towards
-#: every agent. Off: 1.7-3 times the iterations a second on 20 x 200 and 40 x 400, but
-#: Chu-Beasley d at 1 s worse with either rule (2: 0.364 -> 0.420 %; -5: 0.388 -> 0.407 %;
-#: -10: 0.326 -> 0.399 %; bench/loadshare/ISSUE40.md, h54gap).
-_CANDS = 0
+#: those targets), or (``_CANDS < 0``) towards its ``-_CANDS`` cheapest agents (no list
+#: where there are no more agents than that); 0: towards every agent. By cost alone it
+#: lost on Chu-Beasley d at 1 s (2: 0.364 -> 0.420 %; -5: 0.388 -> 0.407 %; -10: 0.326
+#: -> 0.399 %); ranked by the Lagrangian reduced costs (``_LAG_CANDS``) -10 measured
+#: better on the 20-agent Chu-Beasley d at 1 s (d20100 0.938 -> 0.808, 0.808 -> 0.792 %)
+#: and on the worst of Yagiura d at 10 s (d40400 0.468 -> 0.448, 0.452 -> 0.439 %); -5
+#: equal on Chu-Beasley d (0.376 %; bench/loadshare/ISSUE40.md, h54gap and its follow-up).
+_CANDS = -10
 #: The ``_CANDS < 0`` list ranked by the Lagrangian reduced costs ``c_ij + lam_i w_ij``
 #: (``lam``: the capacity multipliers of the search's bound, its subgradient's best,
 #: refreshed every round; Yagiura, Ibaraki & Glover 2006) instead of the costs alone
-#: (False). Off: see bench/loadshare/ISSUE40.md, h54gap follow-up.
-_LAG_CANDS = False
+#: (False; calls outside the search's rounds, without multipliers, rank by cost).
+_LAG_CANDS = True
 
 
 def restart_after(n: int, done: int = 0) -> int:
