@@ -55,12 +55,12 @@ def test_cands_parity(seed, m, n, first, second, cands, chain, swap_items, huge)
         np.testing.assert_array_equal(getattr(res[0][1], f), getattr(res[1][1], f))
 
 
-def test_cands_change_the_search_and_the_default() -> None:
-    """The default list is the ten agents of least reduced cost (the plan the kernel gets
-    says -10), and a list changes the trajectory of a search on a tight instance (the
-    neighbourhood is smaller)."""
-    assert TabuKnobs.default(100).cands == -10 and TabuPlan(5).cands == -10
-    assert tabu._LAG_CANDS
+def test_cands_change_the_search_and_off_is_the_default() -> None:
+    """The knob is off by default (the plan the kernel gets says 0, no multipliers), and on
+    it changes the trajectory of a search on a tight instance (the neighbourhood is
+    smaller)."""
+    assert TabuKnobs.default(100).cands == 0 and TabuPlan(5).cands == 0
+    assert not tabu._LAG_CANDS
     rng = np.random.default_rng(3)
     m, n = 6, 60
     cost = rng.integers(1, 60, size=(m, n)).astype(np.float64)

@@ -49,18 +49,20 @@ _CHAIN = 1
 #: (sampled) swaps or starts a chain only towards the first ``_CANDS`` of its three best
 #: non-tabu shift targets of the iteration (1-3; no effect without chains, which keep
 #: those targets), or (``_CANDS < 0``) towards its ``-_CANDS`` cheapest agents (no list
-#: where there are no more agents than that); 0: towards every agent. By cost alone it
-#: lost on Chu-Beasley d at 1 s (2: 0.364 -> 0.420 %; -5: 0.388 -> 0.407 %; -10: 0.326
-#: -> 0.399 %); ranked by the Lagrangian reduced costs (``_LAG_CANDS``) -10 measured
-#: better on the 20-agent Chu-Beasley d at 1 s (d20100 0.938 -> 0.808, 0.808 -> 0.792 %)
-#: and on the worst of Yagiura d at 10 s (d40400 0.468 -> 0.448, 0.452 -> 0.439 %); -5
-#: equal on Chu-Beasley d (0.376 %; bench/loadshare/ISSUE40.md, h54gap and its follow-up).
-_CANDS = -10
+#: where there are no more agents than that); 0: towards every agent. Off. By cost alone
+#: it lost on Chu-Beasley d at 1 s (2: 0.364 -> 0.420 %; -5: 0.388 -> 0.407 %; -10:
+#: 0.326 -> 0.399 %); ranked by the Lagrangian reduced costs (``_LAG_CANDS``) -10 was
+#: better or equal on the 20-agent Chu-Beasley d at 1 s (d20100 0.938 -> 0.808, 0.808
+#: -> 0.792 %) but not on Yagiura d40400 at 10 s (0.468 -> 0.448, 0.452 -> 0.439, then
+#: 0.480 -> 0.489 and 0.472 -> 0.513 % with other seeds; bench/loadshare/ISSUE40.md,
+#: h54gap and its follow-up).
+_CANDS = 0
 #: The ``_CANDS < 0`` list ranked by the Lagrangian reduced costs ``c_ij + lam_i w_ij``
 #: (``lam``: the capacity multipliers of the search's bound, its subgradient's best,
 #: refreshed every round; Yagiura, Ibaraki & Glover 2006) instead of the costs alone
-#: (False; calls outside the search's rounds, without multipliers, rank by cost).
-_LAG_CANDS = True
+#: (False; calls outside the search's rounds, without multipliers, rank by cost). Off
+#: (see ``_CANDS``).
+_LAG_CANDS = False
 
 
 def restart_after(n: int, done: int = 0) -> int:
