@@ -88,3 +88,37 @@ def test_the_handoff_runs_highs_after_the_search(monkeypatch, sense: str) -> Non
     res = solve_gap(inst, time_limit=0.3, seed=0, sense=sense)
     assert "after it" not in res.message
     assert verify_gap(inst, res.assignment).feasible
+
+
+def test_the_message_says_why_no_handoff(monkeypatch) -> None:
+    """(h54gap) A hand-off that never came is reported as such, not as a model that would
+    not fit the time left: the rule's closest approach, then a whole call whose gap rule
+    cannot hold (a negative gap)."""
+    inst = small()
+    timed = exact._Timed(GapCall(inst, "min", True, 0.2, 0, {}, 0.0), "highs", 1)
+    timed.handoff_at = 0.0
+    assert "had none in its time" in timed.not_started()
+    assign = np.zeros(inst.n, dtype=np.int64)
+    obj = float(inst.cost[0].sum())
+    timed.on_bound(None)
+    timed.on_round(assign, True)
+    assert "no bound" in timed.not_started()
+    timed.on_bound(obj - 3.0)
+    timed.on_round(assign, True)
+    timed.on_bound(obj - 5.0)
+    timed.on_round(assign, True)
+    why = timed.not_started()
+    assert "came no closer than 3 to its bound" in why and "would not fit" not in why, why
+    timed.handoff_at = None  # no hand-off: the old reason
+    assert "would not fit the time left" in timed.not_started()
+    monkeypatch.setattr(exact, "PORTFOLIO_COLD_FROM", 100.0)
+    monkeypatch.setattr(exact, "PORTFOLIO_HANDOFF_PAIRS", 10_000)
+    monkeypatch.setattr(exact, "PORTFOLIO_HANDOFF_GAP", -1.0)  # never near enough
+    big = small(2, m=10, n=120)
+    res = solve_gap(big, time_limit=0.3, seed=0)
+    assert verify_gap(big, res.assignment).feasible
+    assert res.iterations["solver_started"] == 0
+    if res.status != "optimal":  # (a proof of the search's own needs no solver, no reason)
+        assert "would not fit" not in res.message, res.message
+        assert "waits for the search's feasible answer within -1 of its bound" in res.message
+        assert "did not end" not in res.message  # (it did not start)

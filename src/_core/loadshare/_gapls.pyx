@@ -19,6 +19,8 @@ trust their input (shapes checked, values validated by :class:`GapInstance`).
 
 from libc.stdint cimport INT64_MAX, int64_t, uint64_t
 from libc.math cimport INFINITY
+from libcpp.algorithm cimport nth_element
+from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 
 from coalloc.common.interrupt cimport Deadline, Poll, coalloc_raise_interrupt, deadline_of
@@ -138,6 +140,8 @@ cdef struct _TabuPlan:  # tabu_search's scalars, read once from its Python plan
     int64_t shake
     int64_t per_agent  # 0: every weight; 1: the overloaded ones; 2: by their excess (YIG)
     int64_t chain
+    int64_t cands      # swaps, chains: the item's first cands targets (< 0: cheapest; 0: all)
+    const double* mult  # cands < 0: the agents' multipliers, cheapest by c + mult w (NULL: c)
     Deadline deadline
 
 
@@ -163,6 +167,16 @@ def tabu_search(const double[:, ::1] cost, const int64_t[:, ::1] weight,
     p.shake = plan.shake
     p.per_agent = int(plan.per_agent)
     p.chain = plan.chain
+    p.cands = getattr(plan, "cands", 0)
+    cdef const double[::1] mult
+    p.mult = NULL
+    if getattr(plan, "mult", None) is not None:
+        mult = plan.mult
+        if mult.shape[0] != cost.shape[0]:
+            raise ValueError(f"plan.mult has {mult.shape[0]} multipliers, not one per agent "
+                             f"({cost.shape[0]})")
+        if mult.shape[0]:
+            p.mult = &mult[0]
     p.deadline = deadline_of(plan.deadline)
     return _tabu_search(cost, weight, capacity, state.assign, state.best, state.alpha,
                         state.tabu_until, state.istate, state.dstate, state.rng, &p)
@@ -214,6 +228,14 @@ cdef int64_t _tabu_search(
     After each pair's swap, its chains are evaluated (the tabu rule and aspiration on
     ``(b, j)``, as for a shift). Applying one makes every moved item tabu on the agent it
     left (one draw each, in the chain's order).
+
+    ``cands`` (a candidate list, ``plan.cands``, 0 when the plan has none): with ``cands >=
+    1`` and ``chain >= 1`` the sampled item ``j`` swaps or starts a chain only towards an
+    agent among the first ``cands`` of its three best shift targets of the iteration (the
+    chains' ``top``); with ``cands < 0`` only towards one of its ``-cands`` cheapest agents
+    (least ``(cost, agent)``, fixed for the call; with ``plan.mult``, the agents'
+    capacity multipliers ``lam``, least ``(cost + lam * weight, agent)``). Shifts are not
+    restricted.
 
     A fresh state (``istate[5] == 0``) is set up from ``assign``: ``best = assign``, the
     weights ``(sum |c| + 1) / (sum w + 1)`` (kept in ``dstate[2]``). ``best`` is the best feasible assignment found
@@ -281,6 +303,13 @@ cdef int64_t _tabu_search(
     cdef int64_t swap_items = plan.swap_items, shake = plan.shake, chain = plan.chain
     cdef double growth = plan.growth
     cdef int64_t per_agent = plan.per_agent
+    # the candidate list (needs the items' three best targets, kept with chains only)
+    cdef int64_t cands = plan.cands if (chain >= 1 and plan.cands > 0) or plan.cands < 0 else 0
+    if cands < 0 and -cands >= m:
+        cands = 0  # the list holds every agent: the same moves as without one, none built
+    cdef vector[char] cheap           # (n, m) cands < 0: the item's -cands cheapest agents
+    cdef vector[pair[double, Py_ssize_t]] keyed
+    cdef Py_ssize_t u0, u1, u2        # the sampled item's candidate agents (-1: none)
     cdef int64_t mxe, e_i                 # the largest agent excess, one agent's (YIG weights)
     with nogil:
         used.assign(m, 0)
@@ -323,6 +352,19 @@ cdef int64_t _tabu_search(
             wown.assign(n, 0)
             nitems.assign(m, 0)
         bounds_pay = True
+        if cands < 0:
+            cheap.assign(n * m, 0)
+            keyed.resize(m)
+            for j in range(n):
+                for i in range(m):
+                    keyed[i].first = cost[i, j]
+                    if plan.mult != NULL:  # the Lagrangian reduced cost
+                        keyed[i].first = cost[i, j] + plan.mult[i] * <double>weight[i, j]
+                    keyed[i].second = i
+                # the -cands least (key, agent) first (a total order: the set of a sort)
+                nth_element(keyed.begin(), keyed.begin() + (-cands), keyed.end())
+                for i in range(-cands):
+                    cheap[j * m + keyed[i].second] = 1
         for j in range(n):
             used[assign[j]] += weight[assign[j], j]
         excess = 0
@@ -603,7 +645,10 @@ cdef int64_t _tabu_search(
                     for b in range(m):
                         ag[b].P = cT[j * m + b] - cT[j * m + a]
                         ag[b].ub = used[b] + wT[j * m + b] - capacity[b]
-                    if not probe:  # every item not on a
+                    u0 = top[3 * j] if cands >= 1 else -1
+                    u1 = top[3 * j + 1] if cands >= 2 else -1
+                    u2 = top[3 * j + 2] if cands >= 3 else -1
+                    if not probe and cands == 0:  # every item not on a
                         for w in range(W):
                             acc[w] = ~bits[a * W + w]
                         if n & 63:
@@ -611,8 +656,16 @@ cdef int64_t _tabu_search(
                     else:
                         for w in range(W):
                             acc[w] = 0
-                    for b in range(m if probe else 0):
+                    for b in range(m if probe or cands != 0 else 0):
                         if b == a or minW[a * m + b] == INT64_MAX:  # (b has no items)
+                            continue
+                        if cands > 0 and b != u0 and b != u1 and b != u2:
+                            continue  # (not a candidate)
+                        if cands < 0 and not cheap[j * m + b]:
+                            continue
+                        if not probe:
+                            for w in range(W):
+                                acc[w] |= bits[b * W + w]
                             continue
                         tested += 1
                         e2b = _ex(used[b] - maxW[b] + wT[j * m + b], capacity[b]) - ex0[b]
@@ -673,9 +726,14 @@ cdef int64_t _tabu_search(
                 while j < n:
                     a = assign[j]
                     ea = _ex(used[a], capacity[a])
+                    u0 = top[3 * j] if cands >= 1 else -1
+                    u1 = top[3 * j + 1] if cands >= 2 else -1
+                    u2 = top[3 * j + 2] if cands >= 3 else -1
                     for k in range(n):
                         b = assign[k]
-                        if b == a:
+                        if b == a or (cands > 0 and b != u0 and b != u1 and b != u2):
+                            continue
+                        if cands < 0 and not cheap[j * m + b]:
                             continue
                         d_cost = cost[b, j] - cost[a, j] + cost[a, k] - cost[b, k]
                         e2a = _ex(used[a] - weight[a, j] + weight[a, k], capacity[a]) - ea

@@ -25,12 +25,13 @@ def tabu_search(cost, weight, capacity, state, plan):
                         state.tabu_until, state.istate, state.dstate, state.rng,
                         plan.iterations, plan.tenure, plan.restart, plan.swap_items,
                         plan.growth, plan.shake, plan.per_agent, plan.chain,
-                        plan.deadline)  # fmt: skip
+                        plan.deadline, getattr(plan, "cands", 0),
+                        getattr(plan, "mult", None))  # fmt: skip
 
 
 def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate, dstate, rng,
                  iterations, tenure, restart, swap_items, growth, shake,
-                 per_agent, chain, deadline):  # fmt: skip
+                 per_agent, chain, deadline, cands=0, mult=None):  # fmt: skip
     m, n = cost.shape
     if n == 0 or m == 0:
         return 0
@@ -68,6 +69,16 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
         feasible_found = int(istate[4]) != 0
         cur, best_cost = float(dstate[0]), float(dstate[1])
     gen = SplitMix64(int(rng[0]))
+    cheap = None  # cands < 0: every item's -cands cheapest agents (by cost, then agent)
+    if cands < 0:
+        if mult is not None and len(mult) != m:
+            raise ValueError(f"plan.mult has {len(mult)} multipliers, not one per agent ({m})")
+        lam = None if mult is None else [float(x) for x in mult]  # reduced costs' multipliers
+
+        def key(i, j):
+            return (C[i][j] if lam is None else C[i][j] + lam[i] * float(W[i][j]), i)
+
+        cheap = [set(sorted(range(m), key=lambda i: key(i, j))[:-cands]) for j in range(n)]
     step = n // swap_items if swap_items > 0 and n > swap_items else 1
     if start >= step:
         start = 0
@@ -130,9 +141,12 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
             while j < n:
                 a = a_[j]
                 ea = _ex(used[a], cap[a])
+                # the candidate list: j only to its first ``cands`` shift targets
+                allowed = {t for _, t in top[j][:cands]} if cands > 0 and chain >= 1 else None
+                allowed = cheap[j] if cheap is not None else allowed
                 for k in range(n):
                     b = a_[k]
-                    if b == a:
+                    if b == a or (allowed is not None and b not in allowed):
                         continue
                     d_cost = C[b][j] - C[a][j] + C[a][k] - C[b][k]
                     e2a = _ex(used[a] - W[a][j] + W[a][k], cap[a]) - ea

@@ -346,6 +346,9 @@ class _Timed:
         self.handoff_at: Optional[float] = None
         self.stop = threading.Event()
         self.bound: Optional[float] = None  # the search's best bound (its ``on_bound``)
+        #: the hand-off's closest approach: the least gap of a feasible report to the bound
+        #: then known (inf: feasible, no bound yet; None: no feasible report)
+        self.closest: Optional[float] = None
 
     def start(self, assignment: Optional[np.ndarray]) -> None:
         """The solver's thread, from ``assignment`` (copied) when given."""
@@ -386,9 +389,33 @@ class _Timed:
             return True
         call = self.call
         if self.bound is None or not call.instance.integral_cost:
+            self.closest = float("inf") if self.closest is None else self.closest
             return False
         gap = objective_of(call.instance, assignment, call.assign_all) - self.bound
-        return (gap if call.sense == "min" else -gap) <= PORTFOLIO_HANDOFF_GAP + 1e-9
+        gap = gap if call.sense == "min" else -gap
+        self.closest = gap if self.closest is None else min(self.closest, gap)
+        return gap <= PORTFOLIO_HANDOFF_GAP + 1e-9
+
+    def not_started(self) -> str:
+        """Why the solver was not started (the result's message adds it): the hand-off
+        never came (the search found no feasible assignment, or none within
+        ``PORTFOLIO_HANDOFF_GAP`` of its bound, by the end of its time), or the solver's
+        import and model would not fit the time left."""
+        if self.handoff_at is not None and not self.stop.is_set():
+            if PORTFOLIO_HANDOFF_GAP is None:
+                wants = "first feasible answer"
+            else:
+                wants = f"feasible answer within {PORTFOLIO_HANDOFF_GAP:g} of its bound"
+            if self.closest is None:
+                got = "had none in its time"
+            elif self.closest == float("inf"):
+                got = "had no bound to compare its answers with (or the costs are not integral)"
+            else:
+                got = f"came no closer than {self.closest:g} to its bound"
+            return (f"; the solver was not started: the hand-off waits for the search's "
+                    f"{wants}, and the search {got}")  # fmt: skip
+        return (f"; the solver was not started: its import and model ({self.pairs} pairs, "
+                f"about {self.need:.2g} s) would not fit the time left")  # fmt: skip
 
     def wait(self, heur: Optional[GapResult]) -> Optional[Outcome]:
         """The solver's outcome when it ended by the limit (a little grace), else None."""
@@ -438,7 +465,7 @@ class _Timed:
         finally:
             if self.worker is not None and self.worker.is_alive():  # cancelled, or left behind
                 self.worker.scope.cancel()
-        res = _combine(call, out, heur, t_hint)
+        res = _combine(call, out, heur, t_hint, started=self.worker is not None)
         proved = heur is not None and heur.status in ("optimal", "infeasible")
         if self.worker is None and not proved and self.off:
             res.message += (
@@ -447,19 +474,17 @@ class _Timed:
                 "CP-SAT took the search's CPU and proved nothing)"
             )
         elif self.worker is None and not proved:  # (after a proof the solver is not needed)
-            res.message += (
-                f"; the solver was not started: its import and model ({self.pairs} pairs, "
-                f"about {self.need:.2g} s) would not fit the time left"
-            )
+            res.message += self.not_started()
         res.iterations["solver_started"] = int(self.worker is not None)
         return res
 
 
 def _combine(call: GapCall, out: Optional[Outcome], heur: Optional[GapResult],
-             t_hint: float) -> GapResult:  # fmt: skip
+             t_hint: float, started: bool = True) -> GapResult:  # fmt: skip
     """The exact method's result: the solver's outcome ``out`` (``(outcome, solver,
     seconds)`` or None: not run, or not done by the limit) and the heuristic's result
-    ``heur`` (or None), the better assignment of the two, the tighter valid bound."""
+    ``heur`` (or None), the better assignment of the two, the tighter valid bound;
+    ``started``: whether the solver ran at all (else the caller says why not)."""
     inst, sense, assign_all, params = call.instance, call.sense, call.assign_all, call.params
     fits = inst.weight <= inst.capacity[:, None]
     assign = obj = bound = None
@@ -480,7 +505,7 @@ def _combine(call: GapCall, out: Optional[Outcome], heur: Optional[GapResult],
     elif heur is not None:  # the heuristic's answer alone
         status, assign, obj, bound = heur.status, heur.assignment, heur.objective, heur.bound
         message = f"the heuristic's answer ({heur.message})"
-        if heur.status not in ("optimal", "infeasible"):
+        if heur.status not in ("optimal", "infeasible") and started:  # (else: why not)
             message += "; the solver did not end by the time limit"
     else:
         status, message = "time_limit", "the solver did not end by the time limit"

@@ -43,6 +43,7 @@ import numpy as np
 from ..._shared import interrupt
 from ..._shared.params import deadline as _deadline
 from ..._shared.seeding import kernel_seed
+from . import tabu as _tabu
 from .lagrangian import RelaxationBounds
 from .model import GapCall, objective_of
 from .relink import ElitePool
@@ -501,6 +502,10 @@ class _Search(StartSteps, RestartSteps):
             if k <= 0:
                 break
             knobs.restart = restart_after(self.n, self.done)
+            # the candidate list by reduced costs: the multipliers as they are now (finite)
+            lam = self.bounds.best_lam
+            lagr = knobs.cands < 0 and _tabu._LAG_CANDS and bool(np.isfinite(lam).all())
+            knobs.mult = lam if lagr else None
             elite = (self.elite is not None or self.kick > 0) and cost is self.cost
             if elite:  # the round ends where the rule fires: the search restarts
                 k = max(1, min(k, knobs.restart - state.since_best))

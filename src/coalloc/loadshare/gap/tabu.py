@@ -45,6 +45,24 @@ _PER_AGENT = 0
 #: seeds' spread of one on Chu-Beasley d and worse on Yagiura d40400 and e801600
 #: (bench/RESULTS.md, issue 27, third run).
 _CHAIN = 1
+#: A candidate list for the swaps and ejection chains (issue 40 item 2, h54gap): item j
+#: (sampled) swaps or starts a chain only towards the first ``_CANDS`` of its three best
+#: non-tabu shift targets of the iteration (1-3; no effect without chains, which keep
+#: those targets), or (``_CANDS < 0``) towards its ``-_CANDS`` cheapest agents (no list
+#: where there are no more agents than that); 0: towards every agent. Off. By cost alone
+#: it lost on Chu-Beasley d at 1 s (2: 0.364 -> 0.420 %; -5: 0.388 -> 0.407 %; -10:
+#: 0.326 -> 0.399 %); ranked by the Lagrangian reduced costs (``_LAG_CANDS``) -10 was
+#: better or equal on the 20-agent Chu-Beasley d at 1 s (d20100 0.938 -> 0.808, 0.808
+#: -> 0.792 %) but not on Yagiura d40400 at 10 s (0.468 -> 0.448, 0.452 -> 0.439, then
+#: 0.480 -> 0.489 and 0.472 -> 0.513 % with other seeds; bench/loadshare/ISSUE40.md,
+#: h54gap and its follow-up).
+_CANDS = 0
+#: The ``_CANDS < 0`` list ranked by the Lagrangian reduced costs ``c_ij + lam_i w_ij``
+#: (``lam``: the capacity multipliers of the search's bound, its subgradient's best,
+#: refreshed every round; Yagiura, Ibaraki & Glover 2006) instead of the costs alone
+#: (False; calls outside the search's rounds, without multipliers, rank by cost). Off
+#: (see ``_CANDS``).
+_LAG_CANDS = False
 
 
 def restart_after(n: int, done: int = 0) -> int:
@@ -96,6 +114,14 @@ class TabuKnobs:
         (growth - 1) * excess / largest excess`` (Yagiura, Ibaraki & Glover 2006).
     chain : int
         The most ejections of an ejection chain (0: shifts and swaps only).
+    cands : int
+        Swaps and chains move the sampled item only to one of the first ``cands`` of its
+        three best shift targets (needs ``chain >= 1``), or, when negative, to one of its
+        ``-cands`` cheapest agents (0: to any agent).
+    mult : numpy.ndarray or None
+        With ``cands < 0``: the agents' capacity multipliers ``lam`` (``(m,)`` float64);
+        the cheapest agents are then those of least ``cost + lam * weight`` (None: of
+        least cost).
     """
 
     tenure: int = _TENURE
@@ -105,17 +131,20 @@ class TabuKnobs:
     shake: int = _SHAKE
     per_agent: int = int(_PER_AGENT)
     chain: int = _CHAIN
+    cands: int = _CANDS
+    mult: Optional[np.ndarray] = None
 
     @classmethod
     def default(cls, n: int) -> TabuKnobs:
         """The package's parameters for ``n`` items (as :func:`solve_gap` runs them)."""
         return cls(_TENURE, restart_after(n), _SWAP_ITEMS, _GROWTH, _SHAKE, int(_PER_AGENT),
-                   _CHAIN)  # fmt: skip
+                   _CHAIN, _CANDS)  # fmt: skip
 
-    def as_args(self) -> Tuple[int, int, int, float, int, int, int]:
-        """The knobs in the kernel's historic positional order (older builds)."""
+    def as_args(self) -> Tuple[int, int, int, float, int, int, int, int]:
+        """The knobs in the kernel's historic positional order (older builds), ``cands``
+        last."""
         return (self.tenure, self.restart, self.swap_items, self.growth, self.shake,
-                self.per_agent, self.chain)  # fmt: skip
+                self.per_agent, self.chain, self.cands)  # fmt: skip
 
     def plan(self, iterations: int,
              deadline: Optional[interrupt.KernelDeadline] = None) -> TabuPlan:  # fmt: skip
@@ -133,8 +162,8 @@ class TabuKnobs:
         TabuPlan
         """
         return TabuPlan(int(iterations), self.tenure, self.restart, self.swap_items,
-                        self.growth, self.shake, self.per_agent, self.chain,
-                        deadline=deadline)  # fmt: skip
+                        self.growth, self.shake, self.per_agent, self.chain, self.cands,
+                        self.mult, deadline=deadline)  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -162,9 +191,11 @@ class TabuPlan(TabuKnobs):
 
     def __init__(self, iterations: int = 0, tenure: int = _TENURE, restart: int = _RESTART,
                  swap_items: int = _SWAP_ITEMS, growth: float = _GROWTH, shake: int = _SHAKE,
-                 per_agent: int = int(_PER_AGENT), chain: int = _CHAIN, *,
+                 per_agent: int = int(_PER_AGENT), chain: int = _CHAIN, cands: int = _CANDS,
+                 mult: Optional[np.ndarray] = None, *,
                  deadline: Optional[interrupt.KernelDeadline] = None) -> None:  # fmt: skip
-        super().__init__(tenure, restart, swap_items, growth, shake, per_agent, chain)
+        super().__init__(tenure, restart, swap_items, growth, shake, per_agent, chain, cands,
+                         mult)  # fmt: skip
         self.iterations = iterations
         self.deadline = deadline
 
