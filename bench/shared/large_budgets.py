@@ -217,7 +217,8 @@ def run(args: argparse.Namespace) -> List[dict]:
             _one(cls, build, cls.DEFAULT_METHOD, 0.05, 0) if not fresh else None
             for method in methods:
                 for T in args.budgets:
-                    for seed in args.seeds if not fresh else args.seeds[:1]:
+                    calls = args.seeds[: args.call_seeds] if args.call_seeds else args.seeds
+                    for seed in calls if not fresh else args.seeds[:1]:
                         rec = _one(cls, build, method, T, seed)
                         rec.update(family=fam, case=name, load=os.getloadavg()[0])
                         rows.append(rec)
@@ -253,6 +254,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--budgets", nargs="+", type=float, default=list(BUDGETS))
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
     ap.add_argument("--fresh", action="store_true", help="collective: a fresh pool too")
+    ap.add_argument("--call-seeds", type=int, default=None,
+                    help="calls per case and budget: the first N of --seeds (default: all; "
+                         "1: one call on each case's fresh model, after the warm-up)")  # fmt: skip
     ap.add_argument("--load", type=int, default=0, help="busy processes beside")
     ap.add_argument("--json", default=None, help="append one JSON line per call")
     ap.add_argument("--trace", action="store_true",

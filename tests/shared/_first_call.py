@@ -94,3 +94,30 @@ def first_call(setup: str, call: str, check: str, slow: Iterable[str],
                          timeout=10 * hold + 120)  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def spy_source(module: str, name: str, label: str, *, keyed: bool = False) -> str:
+    """Child source (for ``setup``) that records, in a list ``ORDER``, each call of
+    ``<module>.<name>`` (appending ``label``) and each beginning of an import by
+    :mod:`coalloc._shared.lazyimport` (``"begun"``, or ``"begun:<key>"`` with ``keyed``),
+    at once or for later: the order of a call's steps and its import, no clock read.
+    ``module`` is imported as ``_spied``; ``lazyimport`` is imported too."""
+    begun = '"begun:" + key' if keyed else '"begun"'
+    return f"""
+import {module} as _spied
+from coalloc._shared import lazyimport
+ORDER = []
+_real_spied = _spied.{name}
+_real_start, _real_later = lazyimport._start, lazyimport._start_later
+def _spy_spied(*args, **kwargs):
+    ORDER.append({label!r})
+    return _real_spied(*args, **kwargs)
+def _spy_start(key, loader):
+    ORDER.append({begun})
+    return _real_start(key, loader)
+def _spy_later(key, loader):
+    ORDER.append({begun})
+    return _real_later(key, loader)
+_spied.{name} = _spy_spied
+lazyimport._start, lazyimport._start_later = _spy_start, _spy_later
+"""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..shared._first_call import first_call
+from ..shared._first_call import first_call, spy_source
 
 DATA = Path(__file__).parent / "data" / "emulab"
 SETUP = f"""
@@ -28,22 +28,7 @@ SLOW = ["ortools.sat.python.cp_model"]
 
 
 #: Spies that record the order of the result's assembly and the import's beginning.
-SPY = """
-import coalloc.testbed.methods.exact as tbx
-ORDER = []
-_real_result, _real_start = tbx._result, lazyimport._start
-_real_later = lazyimport._start_later
-def _spy_result(*args, **kwargs):
-    ORDER.append("result")
-    return _real_result(*args, **kwargs)
-def _spy_start(key, loader):
-    ORDER.append("begun")
-    return _real_start(key, loader)
-def _spy_later(key, loader):
-    ORDER.append("begun")
-    return _real_later(key, loader)
-tbx._result, lazyimport._start, lazyimport._start_later = _spy_result, _spy_start, _spy_later
-"""
+SPY = spy_source("coalloc.testbed.methods.exact", "_result", "result")
 
 
 def test_a_short_first_call_begins_the_import_as_it_returns():

@@ -8,7 +8,7 @@ mapper calls and the import's beginning is recorded, no clock is read."""
 
 from __future__ import annotations
 
-from ..shared._first_call import first_call
+from ..shared._first_call import first_call, spy_source
 
 #: Five PCs asked of a one-switch testbed of four (three d710, one pc850): no proof of the
 #: mappers names nodes, the explanation starts from the count's violator, where it wants
@@ -24,20 +24,7 @@ ptop = tb.parse_ptop("\\n".join(lines))
 top = tb.VirtualTopology([tb.VNode(v, t) for v, t in
                           [("v0", "d710"), ("v1", "pc850"), ("v2", "pc"), ("v3", "pc"),
                            ("v4", "d710")]])
-ORDER = []
-_real_maps, _real_start = ex._maps, lazyimport._start
-_real_later = lazyimport._start_later
-def _spy_maps(*args, **kwargs):
-    ORDER.append("maps")
-    return _real_maps(*args, **kwargs)
-def _spy_start(key, loader):
-    ORDER.append("begun:" + key)
-    return _real_start(key, loader)
-def _spy_later(key, loader):
-    ORDER.append("begun:" + key)
-    return _real_later(key, loader)
-ex._maps, lazyimport._start, lazyimport._start_later = _spy_maps, _spy_start, _spy_later
-"""
+""" + spy_source("coalloc.testbed.explain", "_maps", "maps", keyed=True)
 CHECK = """
 report = {"order": ORDER, "explained": result is not None}
 """

@@ -115,8 +115,12 @@ def _executor_workers(executor: cf.Executor) -> Optional[int]:
 AUTO_CHUNK_SECONDS = 0.05
 #: ... on a process pool: a chunk costs about 1 ms of the calling process's CPU (its pickle,
 #: the pool's queues) and 1-2 ms of its worker's (measured on the 2-core VM,
-#: ``bench.shared.scaling_cpu``), about 1.5 % of a 0.2 s chunk (6 % of a 0.05 s one).
-AUTO_CHUNK_SECONDS_PROCESSES = 0.2
+#: ``bench.shared.scaling_cpu``), about 0.5 % of a 0.4 s chunk (6 % of a 0.05 s one). Was
+#: 0.2 s: the pool's own threads in the caller (its manager thread's wake-ups, one or two
+#: per chunk, and the feeder's) cost per chunk, not per instance, 0.035-0.045 ms per
+#: testbed instance at 0.2 s, 0.02-0.03 at 0.4 s (issue 41, h54house); the end of a batch
+#: stays balanced by the quarter-of-a-share rule of :class:`_CostChunks`.
+AUTO_CHUNK_SECONDS_PROCESSES = 0.4
 #: ... on Dask: a task costs about 5 ms of the client's and the scheduler's CPU and as much
 #: of its worker's, 2 % of a 0.5 s chunk; with 16 workers the scheduler then handles 32
 #: chunks a second (a sixth of a core), not 320.
@@ -471,7 +475,7 @@ def solve_many(
         predicted solve time of its instances, not by their count: each family predicts an
         instance's time from its size (:func:`coalloc.batch.cost.predicted_cost`, a model
         shipped with the package), rescaled per family by the times the workers measure on
-        the first instances, and a chunk holds about 0.05 s of work on threads, 0.2 s on
+        the first instances, and a chunk holds about 0.05 s of work on threads, 0.4 s on
         processes and 0.5 s on Dask (:data:`AUTO_CHUNK_SECONDS` and its siblings: a few
         per cent of a chunk goes to its dispatch), a quarter of that until the first chunk
         has come back, and at most a quarter of a worker's share of the work left in a
@@ -875,6 +879,7 @@ def _run(instances, args, seed_of, plan: _RunPlan) -> Iterator[Any]:
             held.paused = paused_gc()
             held.paused.__enter__()
             held.collect_at = time.monotonic() + PAUSED_COLLECT_EVERY
+            pause = contextlib.nullcontext  # (paused already: no lock and count per chunk)
         if sizer is not None:
             sizer.seconds = _chunk_seconds(executor)
 
