@@ -2,30 +2,24 @@
 by default): the same answers and rejections, request by request, with it on and off."""
 
 import importlib
-import json
 
 import numpy as np
 import pytest
 
 import coalloc.collective._bounded as bounded
-from coalloc.collective import CollectiveRequest, ResourcePool, scan, verify
+from coalloc.collective import CollectiveRequest, scan, verify
+
+from ._routes import answer_key, wandering_pool
 
 scan_module = importlib.import_module("coalloc.collective.scan")
 
 
 def _key(res):
-    return (res.status, res.start, None if res.resources is None else res.resources.tolist(),
-            json.dumps(res.rejection, sort_keys=True, default=str),
-            res.iterations.get("starts"), res.iterations.get("solver_calls"))  # fmt: skip
+    return answer_key(res, message=False)
 
 
-def _pool(seed, rows=400, k=400):
-    rng = np.random.default_rng(seed)
-    cap = np.round(rng.uniform(2, 16, (rows, 1)) * rng.uniform(0.6, 1.4, (rows, 3)), 1)
-    walk = np.clip(rng.uniform(0.2, 0.8, (rows, 1, 1))
-                   + np.cumsum(rng.normal(0, 0.03, (rows, 3, k)), axis=2), 0, 1)  # fmt: skip
-    res = np.round(cap[:, :, None] * walk, 2)
-    return ResourcePool.from_slots(cap, res, 300.0, ["a", "b", "c"])
+def _pool(seed):
+    return wandering_pool(seed, 400, k=400)
 
 
 def test_the_ledger_lists_what_the_bound_route_keeps_exact():

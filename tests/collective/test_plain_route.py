@@ -5,31 +5,24 @@ more): the same answers and rejections, request by request, with it and without 
 the NumPy twins give them."""
 
 import importlib
-import json
 
 import numpy as np
 import pytest
 
-from coalloc.collective import CollectiveRequest, ResourcePool, scan, verify
+from coalloc.collective import CollectiveRequest, scan, verify
 from coalloc.collective.core import Kernels
+
+from ._routes import answer_key, wandering_pool
 
 scan_module = importlib.import_module("coalloc.collective.scan")
 
 
 def _key(res):
-    return (res.status, res.start, None if res.resources is None else res.resources.tolist(),
-            json.dumps(res.rejection, sort_keys=True, default=str), res.message,
-            res.iterations.get("starts"), res.iterations.get("solver_calls"))  # fmt: skip
+    return answer_key(res, message=True)
 
 
-def _pool(seed, rows=400, k=600):
-    rng = np.random.default_rng(seed)
-    cap = np.round(rng.uniform(2, 16, (rows, 1)) * rng.uniform(0.6, 1.4, (rows, 3)), 1)
-    walk = np.clip(rng.uniform(0.1, 0.9, (rows, 1, 1))
-                   + np.cumsum(rng.normal(0, 0.04, (rows, 3, k)), axis=2), 0, 1)  # fmt: skip
-    walk[rng.random(rows) < 0.6, :, 250:] *= 0.4  # many nodes freed from slot 250 on
-    res = np.round(cap[:, :, None] * walk, 2)
-    return ResourcePool.from_slots(cap, res, 300.0, ["a", "b", "c"])
+def _pool(seed):
+    return wandering_pool(seed, 400, k=600, level=(0.1, 0.9), step=0.04, freed=True)
 
 
 @pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow)])
