@@ -219,7 +219,7 @@ class _Scan:
                  "backend", "enumerate_limit", "solver", "program_time_limit", "max_rounds",
                  "portfolio", "ker", "clock", "n", "e", "d", "tol", "elo", "dlo", "counters",
                  "nodes", "cap", "starts", "ledger", "unknown", "first_undecided", "helper",
-                 "frontier", "program_done", "proofs")  # fmt: skip
+                 "frontier", "program_done", "proofs", "deferred")  # fmt: skip
 
     def __init__(self, request: CollectiveRequest, pool: ResourcePool, prob: Problem,
                  seed: Optional[int], params: dict, deadline: Optional[float], block: int,
@@ -245,6 +245,7 @@ class _Scan:
         self.frontier = float(request.earliest_start)
         self.program_done = False  # the portfolio's program_set has run
         self.proofs: list = []  # weights that proved starts empty, tried first at the next ones
+        self.deferred = False  # the starts after the first wait for the pool's indexes (prepare)
 
     def report(self, counters: dict) -> CallReport:
         """The call's report with ``counters`` (a copy for an answer, the live ones for a
@@ -285,10 +286,16 @@ class _Scan:
 
     def prepare(self) -> None:
         """The matching nodes' capacities and the candidate starts (the compiled backend
-        reads the pool's bits of falling amounts, kept up to date by bookings)."""
+        reads the pool's bits of falling amounts, kept up to date by bookings; on a pool
+        without its indexes, the first start alone until it fails: :meth:`passing`)."""
         pool, request, nodes = self.pool, self.request, self.nodes
         cap = pool.capacity[nodes]
-        if self.backend == "compiled":
+        if self.backend == "compiled" and not pool._indexed():
+            # a pool without its indexes (its first request): the first start, the earliest
+            # possible, needs none of them (its window maxima from the amounts); the later
+            # starts are read from the indexes once it fails (passing)
+            starts, self.deferred = np.array([float(request.earliest_start)]), True
+        elif self.backend == "compiled":
             starts = pool.candidate_starts(nodes, request.earliest_start, request.latest_start)
         else:
             starts = self.ker.decrease_starts(pool.times, pool.reserved, nodes,
@@ -343,7 +350,7 @@ class _Scan:
             early = size <= block and not (size > 1 and prune and fuse)
             started = time.perf_counter()  # the block's pace (the next block's size, timed)
             got = None  # bound_screen's outputs (_bounded.bounded)
-            if early and self.backend == "compiled":
+            if early and self.backend == "compiled" and not self.deferred:
                 # the first starts: whole blocks of the windows from the pool's block maxima
                 times, res, bm = pool._block_maxima()
                 tm_block = ker.window_max_blocks(times, res, bm, BLOCK, nodes, b,
@@ -403,6 +410,10 @@ class _Scan:
             failed = float(np.mean((codes == 1) | (codes == 2))) if codes.size else 0.0
             clock.lap("window_max")
             pos += size
+            if self.deferred:  # the first start failed: the others from the indexes now
+                self.starts = starts = pool.candidate_starts(nodes, request.earliest_start,
+                                                             request.latest_start)  # fmt: skip
+                self.deferred = False
             size = block if pos == 1 else min(size * 8, largest)
             size = self.fit(size, b.size, spent)
 
