@@ -200,3 +200,17 @@ def test_a_first_call_answers_at_the_first_start_without_the_indexes(monkeypatch
     assert np.array_equal(got.amounts, ref.amounts)
     assert got.iterations == ref.iterations
     assert verify(req, make(), got).admissible
+
+
+def test_an_untimed_warm_up_still_builds_the_indexes():
+    """The benches' and a matcher's warm-up (an untimed scan of a one-node request, answered
+    at its first start) leaves the indexes built: only a timed call defers them."""
+    make, _ = _first_start_case(False)
+    pool = make()
+    got = scan(CollectiveRequest(300.0, 1, 0.0, 0.0), pool)
+    assert got.status == "optimal" and got.start == 0.0
+    assert pool._indexed()
+    _assert_indexes(pool)
+    timed = make()
+    assert scan(CollectiveRequest(300.0, 1, 0.0, 0.0), timed, time_limit=60.0).start == 0.0
+    assert not timed._indexed()

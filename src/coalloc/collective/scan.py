@@ -286,14 +286,16 @@ class _Scan:
 
     def prepare(self) -> None:
         """The matching nodes' capacities and the candidate starts (the compiled backend
-        reads the pool's bits of falling amounts, kept up to date by bookings; on a pool
-        without its indexes, the first start alone until it fails: :meth:`passing`)."""
+        reads the pool's bits of falling amounts, kept up to date by bookings; in a timed call
+        on a pool without its indexes, the first start alone until it fails: :meth:`passing`)."""
         pool, request, nodes = self.pool, self.request, self.nodes
         cap = pool.capacity[nodes]
-        if self.backend == "compiled" and not pool._indexed():
-            # a pool without its indexes (its first request): the first start, the earliest
-            # possible, needs none of them (its window maxima from the amounts); the later
-            # starts are read from the indexes once it fails (passing)
+        if self.backend == "compiled" and self.deadline is not None and not pool._indexed():
+            # a timed call on a pool without its indexes (its first request): the first
+            # start, the earliest possible, needs none of them (its window maxima from the
+            # amounts); the later starts are read from the indexes once it fails (passing).
+            # An untimed call builds them first, as before: a matcher's warm-up (an untimed
+            # scan of a one-node request) still leaves them built
             starts, self.deferred = np.array([float(request.earliest_start)]), True
         elif self.backend == "compiled":
             starts = pool.candidate_starts(nodes, request.earliest_start, request.latest_start)
