@@ -103,6 +103,11 @@ _PLAIN_SEGS = 64
 #: h54coll: the week's 12 such requests 0.57-0.87x with 64 starts, 32 less (0.70-0.95x).
 _PLAIN_SUB = 64
 
+#: A timed call on a pool without its indexes reads its first start without them when its
+#: window spans at most this many segments (issue 40 / 41, h55coll: at 10,000 nodes the
+#: window maxima of one start over 6 segments cost about 1 ms, over 576 segments (2 days)
+#: 40-90 ms at a load of 10, more than a 0.05 s limit allows; the indexes cost 0.2-0.3 s).
+_DEFER_SEGS = 64
 
 #: ``N`` times the eligible nodes above which a start's set is searched by
 #: :func:`._heuristic_sets.large_search`
@@ -290,7 +295,8 @@ class _Scan:
         on a pool without its indexes, the first start alone until it fails: :meth:`passing`)."""
         pool, request, nodes = self.pool, self.request, self.nodes
         cap = pool.capacity[nodes]
-        if self.backend == "compiled" and self.deadline is not None and not pool._indexed():
+        if (self.backend == "compiled" and self.deadline is not None
+                and _window_segments(pool, request) <= _DEFER_SEGS and not pool._indexed()):
             # a timed call on a pool without its indexes (its first request): the first
             # start, the earliest possible, needs none of them (its window maxima from the
             # amounts); the later starts are read from the indexes once it fails (passing).
@@ -667,6 +673,12 @@ class _Scan:
         else:
             got = self.by_swaps(t, el, a, tm, cp)
         return None if got is None else (el, a, tm, cp) + tuple(got)
+
+
+def _window_segments(pool: ResourcePool, request: CollectiveRequest) -> int:
+    """The segments of the pool's grid that the request's first window meets."""
+    grid, t0 = pool._state[0], float(request.earliest_start)
+    return int(np.searchsorted(grid, t0 + request.duration) - np.searchsorted(grid, t0))
 
 
 class _Best:
