@@ -6,6 +6,7 @@ deadline already passed, or a stand-in ``interrupt.check`` that stops every few 
 
 from __future__ import annotations
 
+import importlib
 import time
 import types
 
@@ -15,6 +16,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from coalloc._shared import interrupt
+from coalloc._shared import params as checks
 from coalloc._shared.caches import cache_of
 from coalloc.collective import CollectiveRequest, ResourcePool, scan, verify
 from coalloc.collective._reference import search as R
@@ -129,14 +131,15 @@ def test_scan_on_a_fresh_pool_keeps_its_limit_and_then_answers_alike(monkeypatch
     rng = np.random.default_rng(7)
     n, m, k = 40, 3, 20
     res = np.floor(rng.random((n, m, k)) * 3)
+    res[:, :, 0] = 3.0  # the first start fails: the later ones are read from the indexes
     make = lambda: ResourcePool(np.full((n, m), 4.0), ["a", "b", "c"],  # noqa: E731
                                 np.arange(k) * 300.0, res)  # fmt: skip
     req = CollectiveRequest(900.0, 5, 0.0, 4000.0, minimum={"a": 2.0}, total={"b": 8.0})
     pool = make()
     got = scan(req, pool, time_limit=1e-9)  # over before the first piece: no clock race
     assert got.status == "time_limit" and got.start is None
-    d = cache_of(pool)
-    assert d["falls"] is None and d["parts"]["falls"][2] == 0
+    d = cache_of(pool)  # no index built (h55coll: the first start is read without them)
+    assert d.get("falls") is None and d.get("parts", {}).get("falls", (0, 0, 0))[2] == 0
     stand_in = _StopEvery(3)
     monkeypatch.setattr(P, "interrupt", types.SimpleNamespace(check=stand_in.check))
     for _ in range(3 * n):
@@ -151,3 +154,90 @@ def test_scan_on_a_fresh_pool_keeps_its_limit_and_then_answers_alike(monkeypatch
     assert np.array_equal(want.resources, ref.resources)
     assert verify(req, make(), want).admissible
     _assert_indexes(pool)
+
+
+def _first_start_case(fail_first: bool):
+    rng = np.random.default_rng(11)
+    n, m, k = 40, 3, 20
+    res = np.floor(rng.random((n, m, k)) * 3)
+    if fail_first:
+        res[:, :, 0] = 3.0  # no node has 2 of "a" at the first start
+    make = lambda: ResourcePool(np.full((n, m), 4.0), ["a", "b", "c"],  # noqa: E731
+                                np.arange(k) * 300.0, res)  # fmt: skip
+    req = CollectiveRequest(900.0, 5, 0.0, 4000.0, minimum={"a": 2.0}, total={"b": 8.0})
+    return make, req
+
+
+def _expired(detail=None):
+    """A stand-in for the index builds' ``interrupt.check``: the call's own clock has passed
+    its limit at every look there (what the time limit's scope raises then)."""
+    raise checks._TimeLimitReached()
+
+
+@pytest.mark.parametrize("fail_first", [False, True])
+def test_a_first_call_answers_at_the_first_start_without_the_indexes(monkeypatch, fail_first):
+    """Issue 41 / issue 40 item 5 (h55coll): a timed first call on a fresh pool whose index
+    builds cannot finish within its limit (a stand-in: the deadline passes at every look
+    inside them) still answers when the first start, the earliest possible, has a set: its
+    window maxima need no index. When that start fails, the later ones need the indexes: the
+    call returns ``time_limit`` with no answer, and the next call answers alike."""
+    make, req = _first_start_case(fail_first)
+    warm = make()
+    _build(warm)
+    ref = scan(req, warm, time_limit=60.0)
+    pool = make()
+    monkeypatch.setattr(P, "interrupt", types.SimpleNamespace(check=_expired))
+    got = scan(req, pool, time_limit=60.0)
+    monkeypatch.setattr(P, "interrupt", interrupt)
+    assert cache_of(pool).get("falls") is None  # no index was built
+    if fail_first:
+        assert ref.status == "optimal" and ref.start > 0.0
+        assert got.status == "time_limit" and got.start is None
+        got = scan(req, pool, time_limit=60.0)  # the indexes now: as on the warm pool
+    else:
+        assert ref.status == "optimal" and ref.start == 0.0
+    assert (got.status, got.start, got.message) == (ref.status, ref.start, ref.message)
+    assert np.array_equal(got.resources, ref.resources)
+    assert np.array_equal(got.amounts, ref.amounts)
+    assert got.iterations == ref.iterations
+    assert verify(req, make(), got).admissible
+
+
+def test_an_untimed_warm_up_still_builds_the_indexes():
+    """The benches' and a matcher's warm-up (an untimed scan of a one-node request, answered
+    at its first start) leaves the indexes built: only a timed call defers them."""
+    make, _ = _first_start_case(False)
+    pool = make()
+    got = scan(CollectiveRequest(300.0, 1, 0.0, 0.0), pool)
+    assert got.status == "optimal" and got.start == 0.0
+    assert pool._indexed()
+    _assert_indexes(pool)
+    timed = make()
+    assert scan(CollectiveRequest(300.0, 1, 0.0, 0.0), timed, time_limit=60.0).start == 0.0
+    assert not timed._indexed()
+
+
+def test_a_long_first_window_builds_the_indexes_first(monkeypatch):
+    """Over more than ``_DEFER_SEGS`` segments one start's window maxima read more of the
+    amounts than a short limit allows (40-90 ms over 2 days at 10,000 nodes): the timed call
+    builds the indexes first, as before, and stops there under the stand-in."""
+    scan_mod = importlib.import_module("coalloc.collective.scan")  # the module, not scan
+    rng = np.random.default_rng(3)
+    n, m, k = 30, 2, 120
+    res = np.floor(rng.random((n, m, k)) * 2)
+    make = lambda: ResourcePool(np.full((n, m), 4.0), ["a", "b"],  # noqa: E731
+                                np.arange(k) * 300.0, res)  # fmt: skip
+    segs = scan_mod._DEFER_SEGS
+    for dur, deferred in ((segs * 300.0, True), ((segs + 1) * 300.0, False)):
+        req = CollectiveRequest(dur, 3, 0.0, 3000.0, minimum={"a": 1.0})
+        ref = scan(req, make(), time_limit=60.0)
+        assert ref.status == "optimal" and ref.start == 0.0
+        pool = make()
+        monkeypatch.setattr(P, "interrupt", types.SimpleNamespace(check=_expired))
+        got = scan(req, pool, time_limit=60.0)
+        monkeypatch.setattr(P, "interrupt", interrupt)
+        if deferred:
+            assert (got.status, got.start) == (ref.status, ref.start)
+            assert np.array_equal(got.resources, ref.resources)
+        else:
+            assert got.status == "time_limit" and got.start is None

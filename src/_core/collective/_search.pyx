@@ -2898,3 +2898,75 @@ def bound_screen(const double[::1] t,            # IN  (K,) breakpoints, ascendi
                 sa.val[s] = NAN
                 decided += 1
     return decided
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def min_counts(const double[::1] t,            # IN  (K,) breakpoints, ascending
+               const double[:, :, ::1] res,    # IN  (N, m, K) reserved amounts
+               const int64_t[::1] nd,          # IN  (n,) rows of res
+               const double[::1] st,           # IN  (S,) starts, non-decreasing
+               double duration,                # IN
+               const double[:, ::1] p,         # IN  (n, m) capacities of the rows nd
+               const double[::1] ee,           # IN  (m,) minimums
+               const double[::1] tl,           # IN  (m,) tolerances
+               int64_t[::1] elig,              # OUT (S,) nodes meeting every minimum
+               int64_t[:, ::1] meet):          # OUT (S, m) nodes meeting minimum i
+    """The minimum screen's counts without the window maxima (issue 40, h55coll): elig[s]
+    the rows whose every property meets its minimum at st[s] (p - T >= e - tol, T the window
+    maxima of window_max_rows), meet[s, i] the rows meeting minimum i: block_screen's eligible
+    count and its per-property counts. p - T >= e - tol holds iff p - a >= e - tol at every
+    segment of the window (the rounded subtraction is monotone and T is one of the amounts),
+    so per row and property one pass over the segments the windows cover keeps the last
+    segment that misses it: a window meets it iff that segment lies before the window's
+    first. O(n m (span + S)). GIL released. Twin: coalloc.collective._reference.search.
+    min_counts."""
+    cdef Py_ssize_t S = st.shape[0], n = nd.shape[0], m = res.shape[1], K = t.shape[0]
+    cdef Py_ssize_t s, jj, i, k, last
+    if res.shape[2] != K:
+        raise ValueError("reserved must have one column per breakpoint of times")
+    if p.shape[0] != n or p.shape[1] != m or ee.shape[0] != m or tl.shape[0] != m:
+        raise ValueError("cap must be (len(nodes), m), e and tol of length m")
+    if elig.shape[0] != S or meet.shape[0] != S or meet.shape[1] != m:
+        raise ValueError("elig must be (len(starts),) and meet (len(starts), m)")
+    if S and K == 0:
+        raise ValueError("times must not be empty")
+    _check_rows(nd, res.shape[0], st)
+    cdef vector[Py_ssize_t] lo, hi, lev, off
+    cdef vector[int64_t] ok, cnt
+    cdef const double* r
+    cdef double c, ei
+    for s in range(S):
+        elig[s] = 0
+        for i in range(m):
+            meet[s, i] = 0
+    if S == 0 or n == 0 or m == 0:
+        return
+    with nogil:
+        lo.resize(S); hi.resize(S); lev.resize(S); off.resize(S)
+        _windows(t, st, duration, &lo[0], &hi[0], &lev[0], &off[0])
+        ok.resize(S)
+        cnt.assign(m * S, 0)
+        for jj in range(n):
+            for s in range(S):
+                ok[s] = 1
+            for i in range(m):
+                r = &res[nd[jj], i, 0]
+                c = p[jj, i]
+                ei = ee[i] - tl[i]
+                last = -1  # the last segment before k that misses the minimum
+                k = lo[0]
+                for s in range(S):
+                    while k < hi[s]:
+                        if not (c - r[k] >= ei):
+                            last = k
+                        k += 1
+                    if last < lo[s]:
+                        cnt[i * S + s] += 1
+                    else:
+                        ok[s] = 0
+            for s in range(S):
+                elig[s] += ok[s]
+        for i in range(m):
+            for s in range(S):
+                meet[s, i] = cnt[i * S + s]

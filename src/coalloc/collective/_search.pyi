@@ -195,3 +195,19 @@ def bound_screen(
     """block_screen's code and property at the starts the bounds decide (codes 1 and 2; -1:
     undecided), without every node's window maxima held or sorted (issue 40, h53coll);
     returns the starts decided."""
+
+
+def min_counts(
+    times: F64,  # IN (K,)
+    reserved: F64,  # IN (N, m, K)
+    nodes: I64,  # IN (n,)
+    starts: F64,  # IN (S,) non-decreasing
+    duration: float,  # IN
+    cap: F64,  # IN (n, m) capacities of the rows nodes
+    e: F64,  # IN (m,) minimums
+    tol: F64,  # IN (m,) tolerances
+    elig: I64,  # OUT (S,) rows meeting every minimum
+    meet: I64,  # OUT (S, m) rows meeting minimum i
+) -> None:
+    """block_screen's eligible counts and per-property counts of the minimum screen, from
+    the last segment missing each minimum per row (no window maxima held; issue 40)."""

@@ -123,6 +123,17 @@ class Kernels:
         self.module.window_max_rows(_f64(times), reserved, nodes, starts, float(duration), out)
         return out
 
+    def min_counts(self, times, reserved, nodes, starts, duration, cap, e, tol=None):
+        """``(eligible, meet)``: :meth:`block_screen`'s eligible counts and, per property,
+        the nodes meeting its minimum (``(S, m)``), without the window maxima (kernel
+        ``min_counts``, issue 40)."""
+        reserved, nodes, starts = _f64(reserved), _i64(nodes), _f64(starts)
+        S, m = starts.shape[0], reserved.shape[1]
+        elig, meet = np.empty(S, np.int64), np.empty((S, m), np.int64)
+        self.module.min_counts(_f64(times), reserved, nodes, starts, float(duration), _f64(cap),
+                               _f64(e), self._tol(tol, m), elig, meet)  # fmt: skip
+        return elig, meet
+
     def block_maxima(self, reserved, B):
         """The ``(N, m, ceil(K / B))`` maxima of blocks of ``B`` segments of every row of
         ``reserved`` (kernel ``block_maxima``)."""

@@ -103,6 +103,20 @@ _PLAIN_SEGS = 64
 #: h54coll: the week's 12 such requests 0.57-0.87x with 64 starts, 32 less (0.70-0.95x).
 _PLAIN_SUB = 64
 
+#: A timed call on a pool without its indexes reads its first start without them when its
+#: window spans at most this many segments (issue 40 / 41, h55coll: at 10,000 nodes the
+#: window maxima of one start over 6 segments cost about 1 ms, over 576 segments (2 days)
+#: 40-90 ms at a load of 10, more than a 0.05 s limit allows; the indexes cost 0.2-0.3 s).
+_DEFER_SEGS = 64
+#: A request with minimums only (``d <= N e``) and windows under :data:`_PLAIN_SEGS`
+#: segments screens its starts first by the counts of nodes that meet every minimum
+#: (``min_counts``: one pass over the amounts the windows cover, no window maxima held);
+#: only the starts with at least ``N`` go to the exact screens, in runs, from the third
+#: block of starts on (the first start and ``block`` starts: as before) (issue 40, h55coll:
+#: week N = 256 case 2, 6-segment windows, about 0.75x; over 2-day windows the pass reads
+#: every amount where ``window_screen``'s block extrema read few: 3x slower, so not there).
+#: False: every start to the exact screens, as before.
+_MIN_COUNTS = True
 
 #: ``N`` times the eligible nodes above which a start's set is searched by
 #: :func:`._heuristic_sets.large_search`
@@ -219,7 +233,7 @@ class _Scan:
                  "backend", "enumerate_limit", "solver", "program_time_limit", "max_rounds",
                  "portfolio", "ker", "clock", "n", "e", "d", "tol", "elo", "dlo", "counters",
                  "nodes", "cap", "starts", "ledger", "unknown", "first_undecided", "helper",
-                 "frontier", "program_done", "proofs")  # fmt: skip
+                 "frontier", "program_done", "proofs", "deferred")  # fmt: skip
 
     def __init__(self, request: CollectiveRequest, pool: ResourcePool, prob: Problem,
                  seed: Optional[int], params: dict, deadline: Optional[float], block: int,
@@ -245,6 +259,7 @@ class _Scan:
         self.frontier = float(request.earliest_start)
         self.program_done = False  # the portfolio's program_set has run
         self.proofs: list = []  # weights that proved starts empty, tried first at the next ones
+        self.deferred = False  # the starts after the first wait for the pool's indexes (prepare)
 
     def report(self, counters: dict) -> CallReport:
         """The call's report with ``counters`` (a copy for an answer, the live ones for a
@@ -285,10 +300,19 @@ class _Scan:
 
     def prepare(self) -> None:
         """The matching nodes' capacities and the candidate starts (the compiled backend
-        reads the pool's bits of falling amounts, kept up to date by bookings)."""
+        reads the pool's bits of falling amounts, kept up to date by bookings; in a timed call
+        on a pool without its indexes, the first start alone until it fails: :meth:`passing`)."""
         pool, request, nodes = self.pool, self.request, self.nodes
         cap = pool.capacity[nodes]
-        if self.backend == "compiled":
+        if (self.backend == "compiled" and self.deadline is not None
+                and _window_segments(pool, request) <= _DEFER_SEGS and not pool._indexed()):
+            # a timed call on a pool without its indexes (its first request): the first
+            # start, the earliest possible, needs none of them (its window maxima from the
+            # amounts); the later starts are read from the indexes once it fails (passing).
+            # An untimed call builds them first, as before: a matcher's warm-up (an untimed
+            # scan of a one-node request) still leaves them built
+            starts, self.deferred = np.array([float(request.earliest_start)]), True
+        elif self.backend == "compiled":
             starts = pool.candidate_starts(nodes, request.earliest_start, request.latest_start)
         else:
             starts = self.ker.decrease_starts(pool.times, pool.reserved, nodes,
@@ -329,9 +353,22 @@ class _Scan:
         if fuse:  # it holds no window maxima of every node: the longest blocks pay most
             largest = max(_MAX_BLOCK, block)
         bounds, failed = _bounded.ON and segs <= _bounded.SEGS, 0.0  # failed: last block's
+        counted = (_MIN_COUNTS and self.backend == "compiled" and segs < _PLAIN_SEGS
+                   and bool(np.all(d <= n * e))) and [0, np.empty(0, np.int64), None]  # fmt: skip
         while pos < starts.size:
             interrupt.check()  # a batch's timeout or cancellation
             b = starts[pos : pos + size]
+            if counted and size > block:  # the first starts: the exact screens are cheap
+                run = self.count_run(counted, pos, b)
+                if run < 0:  # -run starts with fewer than N eligible nodes: recorded
+                    pos -= run
+                    if self.deferred:  # the first start failed: the others from the indexes
+                        self.starts = starts = pool.candidate_starts(
+                            nodes, request.earliest_start, request.latest_start)
+                        self.deferred = False
+                    size = block if pos == 1 else min(size * 8, largest)
+                    continue
+                b = b[:run]  # the exact screens on the run of starts with N or more
             # the screens and, for every start that passes them, the equal weights' proof
             # (code 3), in one pass over the block; per sub-block of _SUB starts over the
             # nodes that can matter there when that can pay (the same outputs, bit for bit)
@@ -343,7 +380,7 @@ class _Scan:
             early = size <= block and not (size > 1 and prune and fuse)
             started = time.perf_counter()  # the block's pace (the next block's size, timed)
             got = None  # bound_screen's outputs (_bounded.bounded)
-            if early and self.backend == "compiled":
+            if early and self.backend == "compiled" and not self.deferred:
                 # the first starts: whole blocks of the windows from the pool's block maxima
                 times, res, bm = pool._block_maxima()
                 tm_block = ker.window_max_blocks(times, res, bm, BLOCK, nodes, b,
@@ -402,9 +439,38 @@ class _Scan:
             counters["starts"] += b.size - q
             failed = float(np.mean((codes == 1) | (codes == 2))) if codes.size else 0.0
             clock.lap("window_max")
-            pos += size
+            pos += b.size
+            if self.deferred:  # the first start failed: the others from the indexes now
+                self.starts = starts = pool.candidate_starts(nodes, request.earliest_start,
+                                                             request.latest_start)  # fmt: skip
+                self.deferred = False
             size = block if pos == 1 else min(size * 8, largest)
             size = self.fit(size, b.size, spent)
+
+    def count_run(self, counted: list, pos: int, b: np.ndarray) -> int:
+        """The minimums-only screen (``min_counts``) at the starts ``b`` (from ``pos``):
+        ``-f`` when the first ``f`` have fewer than ``N`` nodes meeting every minimum (their
+        screen outputs, code 1, recorded as the exact screens would give them), else the run
+        of starts from ``pos`` with ``N`` or more (to the exact screens). ``counted`` holds
+        ``[first, eligible, meet]`` of the starts counted last, reused while they last."""
+        at, elig, meet = pos - counted[0], counted[1], counted[2]
+        if at >= elig.size:
+            pool, request = self.pool, self.request
+            times, res = pool._state
+            elig, meet = self.ker.min_counts(times, res, self.nodes, b, request.duration,
+                                             self.cap, self.e, self.tol)  # fmt: skip
+            counted[:], at = [pos, elig, meet], 0
+        few = elig[at : at + b.size] < self.n
+        f = int(np.argmin(few)) if not few.all() else few.size
+        if f == 0:
+            return int(np.argmax(few)) if few.any() else few.size
+        el, mt = elig[at : at + f], meet[at : at + f]
+        props = np.argmin(mt, axis=1)  # the first property met by the fewest nodes
+        vals = mt[np.arange(f), props].astype(np.float64)
+        self.ledger.screened(b[:f], np.ones(f, np.int64), el, props, vals)
+        self.counters["starts"] += f
+        self.clock.lap("window_max")
+        return -f
 
     def fit(self, size: int, done: int, spent: float) -> int:
         """The next block's ``size``, with a deadline at most the starts the last block's pace
@@ -654,6 +720,12 @@ class _Scan:
         else:
             got = self.by_swaps(t, el, a, tm, cp)
         return None if got is None else (el, a, tm, cp) + tuple(got)
+
+
+def _window_segments(pool: ResourcePool, request: CollectiveRequest) -> int:
+    """The segments of the pool's grid that the request's first window meets."""
+    grid, t0 = pool._state[0], float(request.earliest_start)
+    return int(np.searchsorted(grid, t0 + request.duration) - np.searchsorted(grid, t0))
 
 
 class _Best:

@@ -41,7 +41,7 @@ from ..core import ScreenOut
 __all__ = ["Xoshiro256", "window_max", "window_max_rows", "window_max_blocks", "screen",
            "weighted_screen", "block_screen", "pruned_screen", "window_screen", "scan_screen",
            "select_and_swap", "phase5", "swap_search", "decrease_starts",
-           "bound_screen"]  # fmt: skip
+           "bound_screen", "min_counts"]  # fmt: skip
 
 
 def _check_rows(nodes: np.ndarray, rows: int, starts: Optional[np.ndarray]) -> None:
@@ -1053,3 +1053,41 @@ def bound_screen(times, reserved, nodes, starts, duration, cap, demand, stride, 
             value[s] = np.nan
             decided += 1
     return decided
+
+
+def min_counts(times, reserved, nodes, starts, duration, cap, e, tol, elig, meet):
+    """The minimum screen's counts (twin of the kernel's ``min_counts``, issue 40, h55coll):
+    ``elig[s]``, the rows ``nodes`` whose every property meets its minimum at ``starts[s]``
+    (``cap - T >= e - tol``, ``T`` the window maxima of :func:`window_max_rows`), and
+    ``meet[s, i]``, the rows meeting minimum ``i`` (:func:`block_screen`'s eligible count and
+    its per-property counts). Here from the window maxima themselves; the kernel keeps per
+    row and property the last segment that misses the minimum (the same counts).
+
+    ``times``, ``reserved``, ``nodes``, ``starts`` (non-decreasing) and ``duration`` as for
+    :func:`window_max_rows`, ``cap`` (``(len(nodes), m)``), ``e`` and ``tol`` (``(m,)``) are
+    IN; ``elig`` (int64, ``(len(starts),)``) and ``meet`` (int64, ``(len(starts), m)``) OUT.
+    """
+    times = np.asarray(times, dtype=np.float64)
+    reserved = np.asarray(reserved, dtype=np.float64)
+    nodes = np.asarray(nodes, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.float64)
+    cap, e = np.asarray(cap, dtype=np.float64), np.asarray(e, dtype=np.float64)
+    tol = np.asarray(tol, dtype=np.float64)
+    S, n, m = starts.shape[0], nodes.shape[0], reserved.shape[1]
+    if reserved.shape[2] != times.shape[0]:
+        raise ValueError("reserved must have one column per breakpoint of times")
+    if cap.shape != (n, m) or e.shape != (m,) or tol.shape != (m,):
+        raise ValueError("cap must be (len(nodes), m), e and tol of length m")
+    if elig.shape != (S,) or meet.shape != (S, m):
+        raise ValueError("elig must be (len(starts),) and meet (len(starts), m)")
+    if S and times.shape[0] == 0:
+        raise ValueError("times must not be empty")
+    _check_rows(nodes, reserved.shape[0], starts)
+    elig[:], meet[:] = 0, 0
+    if S == 0 or n == 0 or m == 0:
+        return
+    tmax = np.empty((S, n, m))
+    window_max_rows(times, reserved, nodes, starts, duration, tmax)
+    good = cap[None] - tmax >= e - tol
+    meet[:] = good.sum(axis=1)
+    elig[:] = good.all(axis=2).sum(axis=1)

@@ -553,6 +553,13 @@ class ResourcePool:
             bm, bn = _index(derived, "bm", state), _index(derived, "bn", state)
             return state[0], state[1], bm, bn
 
+    def _indexed(self) -> bool:
+        """Whether the indexes a request reads (``falls``, ``bm``) are built for the current
+        state (a fresh or unpickled pool has none until its first request builds them)."""
+        with self._lock:
+            state, derived = self._state, self._derived()
+            return all(derived[k] is not None and derived[k][0] is state for k in ("falls", "bm"))
+
     def _derived(self) -> dict:
         """The pool's derived data (``falls``, ``bm``, ``bm_own``, ``bn``, ``bn_own``; see
         ``__init__``), kept beside it in :func:`coalloc._shared.caches.cache_of`; call under
