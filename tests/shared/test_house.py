@@ -317,6 +317,7 @@ _TWINS = {
     "collective._search.block_maxima": "search.block_maxima",
     "collective._search.block_minima": "search.block_minima",
     "collective._search.block_screen": "search.block_screen",
+    "collective._search.min_counts": "search.min_counts",
     "collective._search.bound_screen": "search.bound_screen",
     "collective._search.decrease_starts": "search.decrease_starts",
     "collective._search.phase5": "search.phase5",
