@@ -80,7 +80,7 @@ from .._shared import interrupt
 from .._shared.constraints import checked
 from .._shared.params import offer_incumbent, time_left, time_up
 from .._shared.seeding import check_seed
-from .bisection import bisect_map
+from .bisection import bisect_map, note_pace
 from .bounds import lower_bound
 from .grownstarts import grown_fine_starts, grown_order
 from .hierarchy import Topology, hierarchy_order, topology
@@ -432,6 +432,9 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     t_c = time.perf_counter()
     _coarsen(topo, levels, params["coarse_factor"], rng)
     run["t1"], coarsest = time.perf_counter(), len(levels) - 1
+    matched = sum(lv.n + float(lv.ip[-1]) for lv in levels[:-1])  # the eigensolves' floor
+    if inc.early_by is not None and matched > 0:
+        note_pace((run["t1"] - t_c) / matched)
     sets = _processor_sets(topo, params["subsets"])
     starts = _coarse_starts(topo, levels[coarsest], coarsest, sets, params["speed_exponents"],
                             inc)  # fmt: skip
