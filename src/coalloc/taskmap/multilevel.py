@@ -199,7 +199,8 @@ class _Incumbent:
         if value < min(self.value, self.early) * (1 - 1e-12):
             self.early = value
             self.early_best = (m.copy(), [float(h) for h in history], counts)
-            offer_incumbent(self._builder(*self.early_best[:1], 0, *self.early_best[1:]))
+            if self.early_by is not None:  # (untimed, HELD_UNTIMED: kept for the end only)
+                offer_incumbent(self._builder(*self.early_best[:1], 0, *self.early_best[1:]))
 
     def _builder(self, m: np.ndarray, depth: int, history: list, counts: dict):
         """The result of mapping ``m`` of level ``depth``, built if the deadline stops the
