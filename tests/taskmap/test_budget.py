@@ -98,7 +98,9 @@ def test_the_multilevel_offers_only_improvements_and_ends_no_worse(monkeypatch):
     result = taskmap.solve(tasks, res, "multilevel", seed=1)
     values = [_verified(tasks, res, build()) for build in offered]
     assert len(values) >= 2
-    assert all(b < a for a, b in zip(values, values[1:]))
+    # each build also weighs the early answer the run holds (h55tmap: untimed too), so two
+    # builds may both give it; none is above the one before
+    assert all(b <= a * (1 + 1e-12) for a, b in zip(values, values[1:]))
     assert _verified(tasks, res, result) <= values[-1]
 
 

@@ -169,7 +169,7 @@ def test_options_and_errors():
     # without the paper's start (paper_start=0) the method runs on its own starts only
     alone = map_multilevel(tasks, res, paper_start=0)
     assert _check(tasks, res, alone) >= _check(tasks, res, map_multilevel(tasks, res)) - 1e-12
-    assert alone.iterations["initial_level"] >= 0
+    assert alone.iterations["initial_level"] != -1  # (-2: its held quick blocks, h55tmap)
     with pytest.raises(TypeError, match="tasks"):
         map_multilevel(res, res)
     with pytest.raises(TypeError, match="resources"):

@@ -106,8 +106,8 @@ def test_untimed_and_finished_timed_answers_are_unchanged():
         timed = with_time_limit(ml.map_multilevel, lambda *a, **k: None)
         r = timed(tasks, res, seed=seed, time_limit=600.0)
         assert r.status == untimed.status
-        if "early_answer" in r.iterations:
-            assert r.max_occupancy < untimed.max_occupancy * (1 - 1e-12)
+        if "early_answer" in r.iterations:  # (untimed keeps its count's answer: h55tmap)
+            assert r.max_occupancy <= untimed.max_occupancy * (1 + 1e-12)
         else:
             assert np.array_equal(r.mapping, untimed.mapping)
 

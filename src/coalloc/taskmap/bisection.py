@@ -332,28 +332,91 @@ def split_point(gap: list, lo: int, hi: int) -> int:
 #: limit's scope: the coarse levels' eigensolves come first, at the load of the moment.
 FIEDLER_SECONDS = 1e-5
 
+#: Before any eigensolve was measured: the seconds per entry are at least this many times the
+#: call's coarsening pace (seconds per vertex + entry matched, :func:`note_pace`): the pace
+#: carries the load the call runs under, which the constant above does not (issue 40,
+#: h55tmap: 16^3 on 4x4x16 at 5 s beside busy loops, the finest graph's first eigensolve the
+#: first of the call, predicted 0.23 s at 1e-5, took 0.7-2.3 s). Measured on the stencils and
+#: geometric graphs of ``bench/taskmap/vs_peers.py`` (load 3-4): the first large eigensolve
+#: took 1.1-7.6 x pace x entries (the 3-D stencils the 7.0-7.6). 0: the constant alone.
+FIEDLER_PER_PACE = 8.0
+
+#: A measured rate predicts a larger subgraph's eigensolve at ``(entries / measured
+#: entries) ** FIEDLER_GROWTH`` times that rate per entry: shift-invert factorises the
+#: Laplacian, whose fill grows faster than the entries on 3-D grids (quiet, one core: the
+#: cubes of 1,000-8,000 tasks 5.9 -> 11.7 us per entry over 8.4x the entries, exponent 0.32;
+#: the 2-D grids and geometric graphs flat or falling). 0: the old linear rule.
+FIEDLER_GROWTH = 0.33
+
+#: An eigensolve starts only when predicted to end within this share of the time left (1:
+#: the old rule, "before the deadline"). It cannot be stopped inside and a split that ends
+#: past the deadline is lost, so a prediction within the time left but off by 2x overran:
+#: h54tmap measured 16^3 on 4x4x16 at 5 s beside six busy loops (load 5.7-7.6), 2 of 10
+#: calls past the contract with 1, 0 of 10 with 0.5, answers 19.2 in all.
+FIEDLER_SHARE = 0.5
+
+
+def note_pace(seconds_per_unit: float) -> None:
+    """Keep the call's coarsening pace (seconds per vertex + entry matched) on the time
+    limit's scope (nothing without one): :func:`_in_time`'s floor before an eigensolve was
+    measured (:data:`FIEDLER_PER_PACE`)."""
+    scope = interrupt.current()
+    if scope is not None and time_left() is not None and seconds_per_unit > 0:
+        scope.fiedler_pace = float(seconds_per_unit)
+
 
 def _measured(nnz: int, seconds: float) -> None:
     """Keep the wall seconds per entry of an eigensolve on the time limit's scope (nothing
-    without one): what :func:`_in_time` predicts from."""
+    without one), with its entries: what :func:`_in_time` predicts from."""
     scope = interrupt.current()
     if scope is not None and time_left() is not None and nnz >= 1000:
         scope.fiedler_rate = max(getattr(scope, "fiedler_rate", 0.0), seconds / nnz)
+        kept = scope.__dict__.setdefault("fiedler_seen", [])
+        kept.append((seconds / nnz, nnz))
+
+
+def predicted_seconds(nnz: int, scope=None) -> float:
+    """The predicted wall seconds of the Fiedler order of a subgraph of ``nnz`` entries in
+    ``scope`` (default: the current time limit's).
+
+    Parameters
+    ----------
+    nnz : int
+        The subgraph's stored entries.
+    scope : optional
+        The time limit's scope (its measured rates and pace, when any).
+
+    Returns
+    -------
+    float
+        With eigensolves measured in the scope (:func:`_measured`): the largest of each one's
+        seconds per entry x ``nnz`` x ``max(1, nnz / its entries) ** FIEDLER_GROWTH``.
+        Before: :data:`FIEDLER_SECONDS` per entry, or :data:`FIEDLER_PER_PACE` x the
+        call's coarsening pace (:func:`note_pace`) where larger.
+    """
+    scope = interrupt.current() if scope is None else scope
+    seen = getattr(scope, "fiedler_seen", None)
+    if seen:
+        return max(r * nnz * max(1.0, nnz / z) ** FIEDLER_GROWTH for r, z in seen)
+    rate = getattr(scope, "fiedler_rate", None) or FIEDLER_SECONDS
+    pace = getattr(scope, "fiedler_pace", None)
+    if pace is not None:
+        rate = max(rate, FIEDLER_PER_PACE * pace)
+    return rate * nnz
 
 
 def _in_time(nnz: int) -> bool:
     """Under a time limit, whether the Fiedler order of a subgraph of ``nnz`` entries is
-    predicted to end before the deadline (True without a time limit): at the largest rate
-    measured in the scope (:func:`_measured`), else :data:`FIEDLER_SECONDS`. An eigensolve
-    cannot be stopped inside, and a split that ends past the deadline is lost (the stop
-    comes at the next split; the run's answer is its mapping offered before). On the large
-    stencils and geometric graphs it ran 0.07-0.18 s past a 1 s limit under a load of 6
-    (h51tmap); skipped, the split grows from its seeds."""
+    predicted (:func:`predicted_seconds`) to end within :data:`FIEDLER_SHARE` of the time
+    left (True without a time limit). An eigensolve cannot be stopped inside, and a split
+    that ends past the deadline is lost (the stop comes at the next split; the run's answer
+    is its mapping offered before). On the large stencils and geometric graphs it ran
+    0.07-0.18 s past a 1 s limit under a load of 6 (h51tmap), 0.5-1.8 s past 5 s beside busy
+    loops (h54tmap); skipped, the split grows from its seeds."""
     left = time_left()
     if left is None:
         return True
-    rate = getattr(interrupt.current(), "fiedler_rate", None) or FIEDLER_SECONDS
-    return rate * nnz < left
+    return predicted_seconds(nnz) <= FIEDLER_SHARE * left
 
 
 def bisect_map(

@@ -80,7 +80,7 @@ from .._shared import interrupt
 from .._shared.constraints import checked
 from .._shared.params import offer_incumbent, time_left, time_up
 from .._shared.seeding import check_seed
-from .bisection import bisect_map
+from .bisection import bisect_map, note_pace
 from .bounds import lower_bound
 from .grownstarts import grown_fine_starts, grown_order
 from .hierarchy import Topology, hierarchy_order, topology
@@ -118,6 +118,23 @@ GROWN_TIMED = "first"
 #: (:func:`_held_better`; h54tmap follow-up: the contract keeps the best answer found).
 #: False: the run's own end, as before.
 KEEP_HELD = True
+#: Untimed too: the early answer's count of moves (:func:`_early_answer`, step 1; no clock)
+#: runs, and the run returns it where it is lower than the run's own end (h55tmap: the house
+#: contract keeps the best answer a solver found; table1 c=1 #0's untimed answer was 0.3857
+#: where the refined quick blocks of a timed call have 0.3322). False: untimed runs skip it,
+#: as before.
+HELD_UNTIMED = True
+#: Untimed, up to this many tasks the best of the count's starts is refined on to the end of
+#: its moves too (:func:`_finish`, no clock): table1 c=1 #0 0.3398 -> 0.3322, as the timed
+#: call's clock step; on the geometric graphs of 500-2,000 tasks it cost 0.2-2 s of CPU and
+#: changed no answer of ``vs_peers``' 30 (h55tmap). 0: the count alone.
+HELD_FINISH_TASKS = 300
+#: Timed, under a budget below this many seconds (0: never, the default): the paper's starts
+#: (their clustering: 0.06-0.07 s on 58 tasks under a load of 6) come after the first coarse
+#: start's refinement, not before the coarsening (h54tmap section 3: table1-c1-3 kept the early
+#: answer 0.3146 at 0.05-0.15 s where that refinement has 0.3088 at 0.17-0.23 s). Off: h55tmap
+#: measured it against the contract audit's default-vs-single-method check (ISSUE40).
+PAPER_AFTER_BELOW = 0.0
 
 #: Bottleneck moves per slice of the finish at a deadline (:func:`_finish`; the clock between).
 _FINISH_SLICE = 8
@@ -155,9 +172,10 @@ class _Incumbent:
     def __init__(self, tasks, resources, topo, levels, seed, params, started):
         self.args = (tasks, resources, topo, levels, seed, params, started)
         left = time_left()  # the deadline in force (None: no time limit)
-        self.finish_by = self.early_by = self.early_last = None
+        self.finish_by = self.early_by = self.early_last = self.budget = None
         if left is not None:
             when = time.perf_counter() + left
+            self.budget = when - started  # the run's whole budget (:data:`PAPER_AFTER_BELOW`)
             self.finish_by = when + _finish_allowance(when - started)
             self.early_by = started + _EARLY_SHARE * (when - started)
             self.early_last = when  # the count's cap (:func:`_early_answer`): the deadline
@@ -188,7 +206,8 @@ class _Incumbent:
         if value < min(self.value, self.early) * (1 - 1e-12):
             self.early = value
             self.early_best = (m.copy(), [float(h) for h in history], counts)
-            offer_incumbent(self._builder(*self.early_best[:1], 0, *self.early_best[1:]))
+            if self.early_by is not None:  # (untimed, HELD_UNTIMED: kept for the end only)
+                offer_incumbent(self._builder(*self.early_best[:1], 0, *self.early_best[1:]))
 
     def _builder(self, m: np.ndarray, depth: int, history: list, counts: dict):
         """The result of mapping ``m`` of level ``depth``, built if the deadline stops the
@@ -328,7 +347,11 @@ def map_multilevel(
         of the budget; offered to the time limit only), and a run the deadline stops
         returns the mapping last offered and that early one finished by bottleneck moves on
         the tasks for at most half the overrun allowance (``iterations["finish_moves"]``),
-        the better of the two: never worse than the stage's mapping.
+        the better of the two: never worse than the stage's mapping. Quick block starts
+        refined by a count of moves (untimed: the count, and up to 300 tasks the best of
+        them to the end of its moves) are kept aside too: a run that ends by itself returns
+        the best of them where it is below its own end (``iterations["early_answer"]`` 1),
+        so the answer is never worse than one the run held.
 
     Raises
     ------
@@ -389,7 +412,8 @@ def _held_better(inc: _Incumbent, out: TaskMappingResult) -> TaskMappingResult:
     its maximum occupancy is lower (h54tmap follow-up): the contract keeps the best answer a
     timed call found, and the run's end is not always below what it held (table1 c=1 #1 at
     1 s: 0.392 after 0.36 early). Both are built from scratch (:func:`_result`) and compared
-    there; without a time limit nothing is offered early and ``out`` comes back as it is."""
+    there. Without a time limit the early answer is its count of moves alone
+    (:data:`HELD_UNTIMED`; h55tmap: untimed answers keep it too, the same contract)."""
     if inc.early_best is None or not inc.early < out.max_occupancy * (1 - 1e-12):
         return out
     m, history, counts = inc.early_best
@@ -416,22 +440,25 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     quick = _quick_start(topo, fine)
     quick_occ = RefineState(topo, fine, quick).maximum()
     inc.offer(quick_occ, quick, 0, [quick_occ], initial_level=-2)
-    if inc.early_by is not None:  # a time limit: a refined answer early
-        _early_answer(topo, fine, quick, quick_occ, inc)
+    if inc.early_by is not None or HELD_UNTIMED:  # a refined answer early (untimed: the count)
+        _early_answer(topo, fine, quick, quick_occ, inc, params["subsets"])
     interrupt.check()  # the next steps may import and build the clustering first
     paper = first = None
-    if tasks.n <= params["paper_start"]:
-        # the paper's open+improve (unchanged) as one more start, refined by bottleneck
-        # moves; first, since it is quick there (its mappings are offered as they come),
-        # and weighed against the others last (ties go to the multilevel's starts)
-        first, state, history, moves = _paper_starts(tasks, resources, topo, fine, inc,
-                                                     seed, params["max_moves"])  # fmt: skip
-        run["moves"] += moves
-        inc.offer(history[-1], state.m, 0, history, moves=run["moves"], initial_level=-1)
-        paper = (history[-1], state.m, history, int(np.unique(state.m).shape[0]), -1)
+    # the paper's open+improve (unchanged) as one more start, refined by bottleneck moves;
+    # first, since it is quick there (its mappings are offered as they come), and weighed
+    # against the others last (ties go to the multilevel's starts); under a tiny budget
+    # (:data:`PAPER_AFTER_BELOW`) after the first coarse start's refinement
+    paper_args = (tasks, resources, topo, fine, inc, seed, params, run)
+    late_paper = tasks.n <= params["paper_start"] and inc.budget is not None and \
+        inc.budget < PAPER_AFTER_BELOW  # fmt: skip
+    if tasks.n <= params["paper_start"] and not late_paper:
+        paper, first = _paper_step(*paper_args)
     t_c = time.perf_counter()
     _coarsen(topo, levels, params["coarse_factor"], rng)
     run["t1"], coarsest = time.perf_counter(), len(levels) - 1
+    matched = sum(lv.n + float(lv.ip[-1]) for lv in levels[:-1])  # the eigensolves' floor
+    if inc.early_by is not None and matched > 0:
+        note_pace((run["t1"] - t_c) / matched)
     sets = _processor_sets(topo, params["subsets"])
     starts = _coarse_starts(topo, levels[coarsest], coarsest, sets, params["speed_exponents"],
                             inc)  # fmt: skip
@@ -449,6 +476,8 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
                                    run)  # fmt: skip
             if best is None or found[0] < best[0] * (1 - 1e-12):
                 best = found
+            if late_paper:  # (a tiny budget: the first refinement done, the paper's now)
+                (paper, first), late_paper = _paper_step(*paper_args), False
             if GROWN_TIMED == "after" and inc.early_by and k == 0 and top == tops[0] > 0:
                 grown_fine_starts(topo, fine, starts, inc, params["max_moves"])
     rest = starts if late else list(pred.skipped if pred is not None else [])
@@ -460,6 +489,16 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     if quick_occ < best[0] * (1 - 1e-12):  # the quick start is the best (rare)
         best = (quick_occ, quick, [quick_occ], topo.P, -2)
     return best, t2
+
+
+def _paper_step(tasks, resources, topo, fine, inc, seed, params, run) -> tuple:
+    """The paper's starts (:func:`~coalloc.taskmap.starts._paper_starts`), the refined one
+    offered: ``(paper, first)`` as :func:`_search` weighs them."""
+    first, state, history, moves = _paper_starts(tasks, resources, topo, fine, inc, seed,
+                                                 params["max_moves"])  # fmt: skip
+    run["moves"] += moves
+    inc.offer(history[-1], state.m, 0, history, moves=run["moves"], initial_level=-1)
+    return (history[-1], state.m, history, int(np.unique(state.m).shape[0]), -1), first
 
 
 def _coarsen(topo: Topology, levels: list, coarse_factor: float, rng) -> None:
@@ -511,10 +550,10 @@ def _refined_start(topo: Topology, levels: list, start: tuple, top: int, n_tasks
 
 
 def _early_answer(topo: Topology, fine: TaskLevel, quick: np.ndarray, quick_occ: float,
-                  inc: _Incumbent) -> None:  # fmt: skip
+                  inc: _Incumbent, subsets: bool = True) -> None:  # fmt: skip
     """Under a time limit: quick block starts refined by bottleneck moves, each better one
     offered to the time limit only (:meth:`_Incumbent.offer_early`). Without a time limit
-    nothing runs.
+    step 1 alone (:data:`HELD_UNTIMED`; nothing with it False): a count, no clock.
 
     1. *A count.* The quick start on all the processors and the same blocks on each
        processor subset of the coarse starts (:func:`_processor_sets`: nested prefixes of
@@ -533,22 +572,30 @@ def _early_answer(topo: Topology, fine: TaskLevel, quick: np.ndarray, quick_occ:
     machine's clock at 0.05 s anywhere from 2432 to 23.5; its blocks on 1 and 2 processors
     reach 23.92 and 23.33 in 2 and 7 moves. On the audit's pipeline (140 processors) the 17
     starts cost 1.5 ms."""
+    def open_() -> bool:  # before the deadline (always without a time limit)
+        return inc.early_last is None or (time.perf_counter() < inc.early_last and not time_up())
+
     starts = [(quick_occ, 0, quick)]
-    for i, sub in enumerate(_processor_sets(topo, True)[1:], 1):  # [0]: all (``quick``)
-        if time.perf_counter() >= inc.early_last or time_up():
+    for i, sub in enumerate(_processor_sets(topo, subsets)[1:], 1):  # [0]: all (``quick``)
+        if not open_():
             break
         m = _quick_start(topo, fine, sub)
         starts.append((RefineState(topo, fine, m).maximum(), i, m))
     starts.sort(key=lambda s: s[:2])  # the earlier set first on a tie
     left, best = _EARLY_MOVES, (quick_occ, quick_occ, quick)
     for value0, _, m in starts:
-        if left <= 0 or time.perf_counter() >= inc.early_last or time_up():
+        if left <= 0 or not open_():
             break
         mapping, moves, value = _finish(topo, fine, m, inc.early_last, cap=left, rate=inc.rate)
         left -= moves
         inc.offer_early(value, mapping, [value0, value], moves=moves, initial_level=-2)
         if value < best[1] * (1 - 1e-12):
             best = (value0, value, mapping)
+    if inc.early_by is None:  # untimed (:data:`HELD_UNTIMED`): the count, then to the end
+        if fine.n <= HELD_FINISH_TASKS and left <= 0:  # (the count ended: moves may remain)
+            mapping, moves, value = _finish(topo, fine, best[2], None)
+            inc.offer_early(value, mapping, [best[0], value], moves=moves, initial_level=-2)
+        return
     if time.perf_counter() < inc.early_by and not time_up():  # on while the share lasts
         mapping, moves, value = _finish(topo, fine, best[2], inc.early_by, rate=inc.rate)
         inc.offer_early(value, mapping, [best[0], value], moves=moves, initial_level=-2)
