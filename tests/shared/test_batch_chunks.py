@@ -93,9 +93,56 @@ def test_the_last_chunks_are_a_quarter_of_a_workers_share_of_the_work_left():
     for _ in range(10):
         sizer.predict(_ctaap(20))
     each = sizer.seen_cost / sizer.seen
-    assert sizer.limit(0) == pytest.approx(100 * each / 8)
+    sizer.seconds = 4 * each / 8 / _CostChunks.TAIL_FLOOR  # the floor: 4 instances' share
+    assert sizer.limit(0) == pytest.approx(min(100 * each / 8, sizer.seconds))
+    assert sizer.limit(80) == pytest.approx(20 * each / 8)
     assert sizer.limit(96) == pytest.approx(4 * each / 8)
-    assert sizer.limit(100) == 0.0
+
+
+def test_the_last_chunks_keep_a_floor_of_an_eighth_of_a_chunk():
+    """The quarter of a share left stops shrinking at ``TAIL_FLOOR`` of a chunk (h55house):
+    the tail of a batch was a third to a half of its chunks, each a whole dispatch."""
+    sizer = _CostChunks(workers=2, total=100, seconds=10.0)
+    sizer.measured = True
+    for _ in range(10):
+        sizer.predict(_ctaap(20))
+    each = sizer.seen_cost / sizer.seen
+    floor = 10.0 * _CostChunks.TAIL_FLOOR
+    assert 0 < _CostChunks.TAIL_FLOOR < 1
+    for taken in (0, 50, 90, 96, 99, 100):
+        share = (100 - taken) * each / 8
+        assert sizer.limit(taken) == pytest.approx(min(10.0, max(share, floor)))
+    assert sizer.limit(100) == pytest.approx(floor)  # nothing left: what stays is one chunk
+
+
+def _chunks_of(sizer: _CostChunks, total: int, each: float) -> int:
+    """How many chunks the sizer cuts ``total`` instances of ``each`` seconds into."""
+    taken = chunks = 0
+    while taken < total:
+        limit, cost, n = sizer.limit(taken), 0.0, 0
+        while taken + n < total and (n == 0 or cost + each <= limit):
+            cost += each
+            n += 1
+            if cost >= limit:
+                break
+        taken += n
+        chunks += 1
+    return chunks
+
+
+def test_the_floor_halves_the_tails_chunks(monkeypatch):
+    sizer = _CostChunks(workers=2, total=3000, seconds=0.5)
+    sizer.measured = True
+    for _ in range(3000):
+        sizer.predict(_ctaap(20))
+    each = sizer.seen_cost / sizer.seen
+    sizer.seconds = 45 * each  # a chunk of 45 instances, as the testbed's on Dask
+    with_floor = _chunks_of(sizer, 3000, each)
+    monkeypatch.setattr(_CostChunks, "TAIL_FLOOR", 0.0)
+    without = _chunks_of(sizer, 3000, each)
+    body = 3000 / 45
+    assert body < with_floor < without  # the body's chunks stay whole
+    assert with_floor - body < 0.6 * (without - body)  # the tail's chunks: about half
 
 
 def _plan(batch, executor, *, true_cost, n_jobs=2, chunksize="auto", monkeypatch):
@@ -263,6 +310,42 @@ def test_until_a_chunk_comes_back_only_one_chunk_per_worker_is_sent():
     for k in range(1, len(pool.sent)):
         pool.release(k)
     it.close()
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(
+    st.lists(
+        st.lists(st.tuples(st.floats(1e-7, 1e3), st.floats(1e-7, 1e3)), min_size=1, max_size=90),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_a_chunks_pairs_remembered_at_once_are_those_remembered_one_by_one(chunks):
+    """``_remember_many`` (a chunk's pairs of one key at once, h55house) leaves the window
+    and its sums as the pairs given one at a time to ``_remember`` would (the referee)."""
+    at_once, one_by_one = _CostChunks(2, None), _CostChunks(2, None)
+    for pairs in chunks:
+        at_once._remember_many("k", pairs)
+        for seconds, raw in pairs:
+            one_by_one._remember("k", seconds, raw)
+        assert list(at_once.ratios["k"]) == list(one_by_one.ratios["k"])
+        for got, want in zip(at_once.sums["k"][:2], one_by_one.sums["k"][:2]):
+            assert got == pytest.approx(want, rel=1e-9, abs=1e-9)
+        window = at_once.ratios["k"]
+        assert at_once.sums["k"][0] == pytest.approx(sum(p[0] for p in window), rel=1e-9, abs=1e-9)
+
+
+def test_a_finished_chunk_gives_each_kind_its_own_pairs():
+    sizer = _CostChunks(2, None)
+    small, large = _ctaap(10), family_batch("taskmap", 1, small=True)[0]
+    (ks, rs, _), (kl, rl, _) = sizer.predict(small), sizer.predict(large)
+    meta = [(ks, rs)] * 20 + [(kl, rl)] * 3 + [(ks, rs)] * 20 + [(None, None)]
+    future = _done([2 * rs] * 20 + [5 * rl] * 3 + [2 * rs] * 20 + [0.25])
+    sizer.submitted(future, meta)
+    sizer.finished(future)
+    assert len(sizer.ratios[ks]) == 40 and len(sizer.ratios[kl]) == 3
+    assert sizer.factor[ks] == pytest.approx(2.0) and sizer.factor[kl] == pytest.approx(5.0)
+    assert list(sizer.unknown) == [0.25]
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)

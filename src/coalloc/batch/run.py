@@ -122,9 +122,12 @@ AUTO_CHUNK_SECONDS = 0.05
 #: stays balanced by the quarter-of-a-share rule of :class:`_CostChunks`.
 AUTO_CHUNK_SECONDS_PROCESSES = 0.4
 #: ... on Dask: a task costs about 5 ms of the client's and the scheduler's CPU and as much
-#: of its worker's, 2 % of a 0.5 s chunk; with 16 workers the scheduler then handles 32
-#: chunks a second (a sixth of a core), not 320.
-AUTO_CHUNK_SECONDS_DASK = 0.5
+#: of its worker's, 0.5 % of a 1 s chunk; with 16 workers the scheduler then handles 16
+#: chunks a second, not 320. Was 0.5 s: on a command-line cluster the client's event loop
+#: spends 2-3 ms of CPU per task (its submit, the result's gather, the release), 0.15 of
+#: the testbed caller's 0.25 ms per instance; 1 s chunks took it to 0.09-0.11 (issue 41,
+#: h55house).
+AUTO_CHUNK_SECONDS_DASK = 1.0
 
 
 def _chunk_seconds(executor: Optional[cf.Executor]) -> float:
@@ -160,6 +163,13 @@ class _CostChunks:
     MAX = 4096
     WINDOW = 64  # instances whose measured/predicted ratio is remembered, per kind
     WARMUP = 0.25  # fraction of ``seconds`` a chunk aims at before any has come back
+    #: The last chunks' floor, a fraction of ``seconds`` (0.05 s on a process pool, 0.0625 s
+    #: on Dask): a quarter of a worker's share of the work left shrinks to one instance at
+    #: the end of a batch, and a third to a half of a batch's chunks were that tail (the
+    #: testbed on Dask: 120 chunks for 3,000 instances, about 67 of 0.5 s), each costing the
+    #: caller a whole chunk's dispatch; a floor of an eighth of a chunk leaves the workers at
+    #: most that apart at the end (issue 41, h55house).
+    TAIL_FLOOR = 0.125
 
     def __init__(self, workers: int, total: Optional[int], seconds: float = AUTO_CHUNK_SECONDS):
         self.workers = workers
@@ -199,7 +209,8 @@ class _CostChunks:
         seconds = self.seconds if self.measured else self.seconds * self.WARMUP
         if self.total is not None and self.seen:
             left = max(0, self.total - taken) * (self.seen_cost / self.seen)
-            seconds = min(seconds, left / (4 * self.workers))
+            tail = max(left / (4 * self.workers), self.seconds * self.TAIL_FLOOR)
+            seconds = min(seconds, tail)
         return seconds
 
     def _remember(self, key: Any, seconds: float, raw: float) -> None:
@@ -220,6 +231,19 @@ class _CostChunks:
         if sums[2] >= self.WINDOW:
             sums[:] = [math.fsum(p[0] for p in pairs), math.fsum(p[1] for p in pairs), 0]
 
+    def _remember_many(self, key: Any, pairs: list) -> None:
+        """A chunk's ``(measured, predicted)`` pairs of ``key`` in its window at once: one
+        at a time (:meth:`_remember`) when they are few, else the window's sums taken
+        afresh over its pairs (a chunk of 40 testbed instances cost the caller's main
+        thread 0.18 ms in 40 calls of :meth:`_remember`, h54house)."""
+        if len(pairs) < self.WINDOW // 4:
+            for seconds, raw in pairs:
+                self._remember(key, seconds, raw)
+            return
+        window = self.ratios.setdefault(key, deque(maxlen=self.WINDOW))
+        window.extend(pairs)
+        self.sums[key] = [math.fsum(p[0] for p in window), math.fsum(p[1] for p in window), 0]
+
     def submitted(self, future: cf.Future, meta: list) -> None:
         self._meta[future] = meta
 
@@ -233,14 +257,17 @@ class _CostChunks:
         if meta is None or costs is None or len(costs) != len(meta):
             return
         self.measured = True
-        touched = set()
+        fresh: dict = {}  # cost key -> the chunk's (measured, predicted) pairs of that key
         for (key, raw), seconds in zip(meta, costs):
             if raw is None:
                 self.unknown.append(seconds)
             else:
-                self._remember(key, seconds, raw)
-                touched.add(key)
-        for key in touched:  # the mean, not the median: a chunk's time is a sum of them
+                pairs = fresh.get(key)
+                if pairs is None:
+                    fresh[key] = pairs = []
+                pairs.append((seconds, raw))
+        for key, pairs in fresh.items():  # the mean, not the median: a chunk's time is a sum
+            self._remember_many(key, pairs)
             measured, predicted = self.sums[key][:2]
             self.factor[key] = max(measured / predicted, 1e-6)
         if self.unknown:
@@ -476,14 +503,14 @@ def solve_many(
         instance's time from its size (:func:`coalloc.batch.cost.predicted_cost`, a model
         shipped with the package), rescaled per family by the times the workers measure on
         the first instances, and a chunk holds about 0.05 s of work on threads, 0.4 s on
-        processes and 0.5 s on Dask (:data:`AUTO_CHUNK_SECONDS` and its siblings: a few
+        processes and 1 s on Dask (:data:`AUTO_CHUNK_SECONDS` and its siblings: a few
         per cent of a chunk goes to its dispatch), a quarter of that until the first chunk
         has come back, and at most a quarter of a worker's share of the work left in a
-        batch of known length. Instances of a millisecond then travel by the hundred,
-        instances of a second one by one, and a batch mixing both (mixed sizes, mixed
-        families) ends with every worker busy. An integer: that many instances per chunk,
-        whatever they cost (``1``: the default before issue 41). The answers are the same
-        for every ``chunksize``.
+        batch of known length (but not under an eighth of a chunk). Instances of a
+        millisecond then travel by the hundred, instances of a second one by one, and a
+        batch mixing both (mixed sizes, mixed families) ends with every worker busy. An
+        integer: that many instances per chunk, whatever they cost (``1``: the default
+        before issue 41). The answers are the same for every ``chunksize``.
     max_in_flight : int, optional
         Most chunks submitted and not yet returned in order (default ``4 * n_jobs``); bounds
         the memory held for a long iterable. A chunk that came back waits for the earlier
@@ -571,6 +598,15 @@ _WHOLE = threading.local()
 #: paused: the cyclic garbage of a long batch (a failed chunk's traceback, a future's
 #: cycles) stays bounded; one collection every half minute is well under 1 % of a run.
 PAUSED_COLLECT_EVERY = 30.0
+#: The generations that collection looks at: the young and middle ones (1), which hold
+#: everything allocated since the run paused the collector (no collection promoted it), not
+#: the whole heap (2). A full collection of the caller's heap is the user's (the collector's
+#: own, after the batch): on the benchmark's process (3,000 testbed instances and their
+#: serial answers held) it cost the caller's main thread 0.1-0.3 s, a fifth of its CPU
+#: over a 1,500-instance Dask batch, against a few ms for the young ones (issue 41,
+#: h55house). A cycle that survives one such collection and dies later waits for the
+#: user's next full collection.
+PAUSED_COLLECT_GENERATION = 1
 
 
 @_executor_keyword
@@ -736,10 +772,10 @@ class _Held:
     collect_at: float = 0.0  # the paused run's next collection (time.monotonic)
 
     def collect_if_due(self) -> None:
-        """A collection of the heap when a paused run's :data:`PAUSED_COLLECT_EVERY` is
-        up (nothing when the run is not paused)."""
+        """A collection of the young generations when a paused run's
+        :data:`PAUSED_COLLECT_EVERY` is up (nothing when the run is not paused)."""
         if self.paused is not None and time.monotonic() >= self.collect_at:
-            gc.collect()
+            gc.collect(PAUSED_COLLECT_GENERATION)
             self.collect_at = time.monotonic() + PAUSED_COLLECT_EVERY
 
     def start(self, plan: _RunPlan) -> cf.Executor:
