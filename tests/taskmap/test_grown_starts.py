@@ -109,6 +109,7 @@ def _spy(monkeypatch):
 
 
 def test_only_a_timed_run_makes_them_and_a_finished_one_keeps_the_untimed_answer(monkeypatch):
+    monkeypatch.setattr(ml, "GROWN_UNTIMED", False)
     tasks, res = _stencil_8()
     calls, _ = _spy(monkeypatch)
     untimed = tm.map_multilevel(tasks, res, seed=0)
@@ -117,6 +118,45 @@ def test_only_a_timed_run_makes_them_and_a_finished_one_keeps_the_untimed_answer
     r = timed(tasks, res, seed=0, time_limit=600.0)
     assert calls == [1]
     assert np.array_equal(r.mapping, untimed.mapping)
+
+
+def _mm25d(q: int, c: int) -> tm.TaskGraph:
+    """``c`` layers of a wrapped ``q x q`` Cannon torus (its shifts along both axes), each
+    task tied to its place in the next layer: a regular graph without a boundary."""
+    n = q * q * c
+    ids = np.arange(n).reshape(c, q, q)
+    w = np.zeros((n, n))
+    for a, b, vol in ((ids, np.roll(ids, 1, axis=1), 4.0), (ids, np.roll(ids, 1, axis=2), 4.0),
+                      (ids[:-1], ids[1:], 1.0)):  # fmt: skip
+        w[a.ravel(), b.ravel()] += vol
+    return tm.TaskGraph(np.ones(n), w + w.T)
+
+
+@pytest.mark.parametrize("knob", [True, False])
+def test_an_untimed_run_with_them_returns_at_most_each_of_them(knob, monkeypatch):
+    """:data:`~coalloc.taskmap.multilevel.GROWN_UNTIMED` (h55tmap follow-up): untimed, the
+    grown starts run and the answer is at most every mapping they offered (verified) and at
+    most the run's answer without them; off, none runs and the answer is the old one."""
+    tasks = _mm25d(12, 4)
+    res = gen.hierarchical_cluster(n_racks=2, nodes_per_rack=4, cores_per_node=4,
+                                   node_bandwidth=4.0, rack_bandwidth=2.0, seed=7)  # fmt: skip
+    monkeypatch.setattr(ml, "GROWN_UNTIMED", False)
+    without = tm.map_multilevel(tasks, res, seed=0)
+    monkeypatch.setattr(ml, "GROWN_UNTIMED", knob)
+    calls, offers = _spy(monkeypatch)
+    r = tm.map_multilevel(tasks, res, seed=0)
+    report = tm.verify_mapping(tasks, res, r.mapping)
+    assert report.valid, report.problems
+    if not knob:
+        assert calls == [] and np.array_equal(r.mapping, without.mapping)
+        return
+    assert calls == [1] and offers
+    order = topology(res).order_nodes
+    for value, m in offers:
+        check = tm.verify_mapping(tasks, res, order[m])
+        assert check.valid and abs(check.max_occupancy - value) <= 1e-9 * max(1.0, value)
+        assert report.max_occupancy <= value * (1 + 1e-12)
+    assert report.max_occupancy <= without.max_occupancy * (1 + 1e-12)
 
 
 @pytest.mark.parametrize("grown", ["first", "share", "after", False])

@@ -24,7 +24,9 @@ refinement, the first version, which a 1 s call under a heavier load never reach
 large stencils: 15/20 at or below the best peer against 20/20), and offers each to the time
 limit only (``_Incumbent.offer_early``): a run that ends before its deadline keeps the
 answer of the run without a time limit; a run the deadline stops returns the best of
-everything offered. Untimed calls never run it.
+everything offered. Untimed calls run them too (``multilevel.GROWN_UNTIMED``, h55tmap
+follow-up; before, never): no clock, so every one begins, and the run returns the best of
+them where it is below its own end (the held answer).
 """
 
 from __future__ import annotations

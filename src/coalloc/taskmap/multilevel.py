@@ -113,6 +113,13 @@ LIGHTER_TIMED = True
 #: long or the graph is irregular: :func:`~coalloc.taskmap.grownstarts.grown_order`), "share"
 #: after the best one's in a share of the time left, "after" after it.
 GROWN_TIMED = "first"
+#: Untimed too: the grown starts (as :data:`GROWN_TIMED` orders them; no clock, so every one
+#: begins), their answers held for the end (:func:`_held_better`; h55tmap follow-up: the
+#: held-back set's mm25d 16x16x4 on 4x4x4x2 het had 16.8 untimed where a timed call's grown
+#: start gives 13.87; on the 30 of ``vs_peers`` untimed no answer higher, three geometric
+#: graphs 0.2-1.3 % lower, the CPU within noise: 18.5 -> 17.9 s in all). False: untimed runs
+#: skip them, as before.
+GROWN_UNTIMED = True
 #: Timed: a run that ends by itself returns the best answer offered to the time limit only
 #: (the early answer, a grown start) where that is lower than the run's own end
 #: (:func:`_held_better`; h54tmap follow-up: the contract keeps the best answer found).
@@ -349,7 +356,8 @@ def map_multilevel(
         the tasks for at most half the overrun allowance (``iterations["finish_moves"]``),
         the better of the two: never worse than the stage's mapping. Quick block starts
         refined by a count of moves (untimed: the count, and up to 300 tasks the best of
-        them to the end of its moves) are kept aside too: a run that ends by itself returns
+        them to the end of its moves) and the grown starts (:data:`GROWN_UNTIMED`) are
+        kept aside too: a run that ends by itself returns
         the best of them where it is below its own end (``iterations["early_answer"]`` 1),
         so the answer is never worse than one the run held.
 
@@ -463,7 +471,8 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     starts = _coarse_starts(topo, levels[coarsest], coarsest, sets, params["speed_exponents"],
                             inc)  # fmt: skip
     starts, t2 = sorted(starts, key=lambda x: x[:4]), time.perf_counter()
-    best, late, pred, grown = None, False, None, bool(GROWN_TIMED and inc.early_by and coarsest)
+    best, late, pred, grown = None, False, None, bool(
+        GROWN_TIMED and (inc.early_by or GROWN_UNTIMED) and coarsest)
     if grown and GROWN_TIMED == "first":  # when the grown starts come, and which (predicted)
         late, pred = grown_order(topo, levels, starts, run["t1"] - t_c)
     if grown and GROWN_TIMED in ("first", "share") and not late:
