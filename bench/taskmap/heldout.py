@@ -557,11 +557,13 @@ def main(argv=None) -> None:
     ap.add_argument("--subsets", type=int, default=16, help="subset sizes of the sweep")
     ap.add_argument("--repeat", type=int, default=1, help="time the peers' runs: least of")
     ap.add_argument("--time-limit", type=float, default=1.0, help="coalloc = solve(time_limit=T)")
+    ap.add_argument("--scotch-runs", type=int, default=3, help="Scotch: best of this many")
     ap.add_argument("--list", action="store_true", help="print the instances and their sizes")
     ap.add_argument("--out", default=vs_peers.OUT)
     add_quiet(ap)
     args = ap.parse_args(argv)
     args.paper_max = 0
+    vs_peers.Scotch.runs = max(1, args.scotch_runs)
     todo = [x for x in instances(args.kinds)
             if args.only is None or any(s in x[1] for s in args.only)]  # fmt: skip
     if args.list:
