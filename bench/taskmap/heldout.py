@@ -579,7 +579,9 @@ def main(argv=None) -> None:
         r = rows[-1]
         say(f"{name}: coalloc {r['coalloc']:.4g} best peer {r['best_peer']:.4g} "
             f"({best_peer_name(r, peers)}) ratio {r['ratio']:.3f} sum ratio {r['sum_ratio']:.2f} "
-            f"time {r['t_multilevel']:.2f}s load {os.getloadavg()[0]:.1f}")  # fmt: skip
+            f"time {r['t_multilevel']:.2f}s load {os.getloadavg()[0]:.1f}"
+            + (f" (scotch's runs {r['scotch_runs_min']:.4g}-{r['scotch_runs_max']:.4g})"
+               if "scotch_runs_min" in r else ""))  # fmt: skip
     os.makedirs(args.out, exist_ok=True)
     keys: list = []
     for r in rows:
