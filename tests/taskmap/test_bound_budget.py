@@ -103,10 +103,10 @@ def test_no_test_of_the_bound_starts_after_the_callers_deadline(monkeypatch):
         def perf_counter():
             return clock() + 3600.0 * len(started)
 
-    def slow(st, L, rounds=bd._ROUNDS, lp=True):
+    def slow(st, L, rounds=bd._ROUNDS, lp=True, **kw):  # kw: a full test's ``until``
         if lp and rounds:
             started.append(L)
-        return feasible(st, L, rounds=rounds, lp=lp)
+        return feasible(st, L, rounds=rounds, lp=lp, **kw)
 
     monkeypatch.setattr(bd, "time", _Clock, raising=False)
     monkeypatch.setattr(bd, "_feasible", slow)

@@ -372,6 +372,14 @@ STAR_SECONDS = 1.5e-7
 #: 1e-3: 12-13 on the measured instances): ``taskmap.solve`` keeps back the predicted time
 #: of at most this many from the method's limit
 USUAL_TESTS = 14
+#: The share of the time left that a timed full test's LP gives HiGHS as its limit (HiGHS
+#: ran 0.3 s past a limit of 1.3 s under a load of 5: its stop is checked between steps)
+LP_SHARE = 0.7
+#: A timed call's full test of the stars bound is predicted at this many times
+#: :func:`seconds_per_test` before one is measured: one took 0.47-0.56 s of CPU where
+#: 0.182 s was predicted (stencil9 30x30 onto a star of 40), 3.0-3.1 s for 0.924 s
+#: (stencil27 20x20x8 onto a dragonfly of 144), and ran a timed call 0.3-6 s past its limit
+FULL_MARGIN = 3.0
 
 
 def _stars(tasks: TaskGraph, resources: ResourceGraph, start: float,
@@ -400,6 +408,15 @@ def _stars(tasks: TaskGraph, resources: ResourceGraph, start: float,
             cut[0] = True
         return cut[0]
 
+    guess = FULL_MARGIN * seconds_per_test(tasks, resources)
+    kept = cache_of(tasks).setdefault("stars_phase", {})
+    key = (id(resources), float(start))
+    hit = kept.pop(key, None) if until is not None else None
+    if hit is not None and hit[0]() is resources:  # the star phase of this timed call's
+        # first part (before its method): the tables and the star tests not run again
+        # after the method (0.2-0.3 s there under a load of 6, past the limit; h55tgen)
+        _, st, lo, rate[0] = hit
+        return _full_phase(st, lo, max_tests, until, cut, cells, rate, guess)
     if past():
         return start
     t = time.perf_counter()
@@ -420,16 +437,41 @@ def _stars(tasks: TaskGraph, resources: ResourceGraph, start: float,
     lo = _least(star, lo)
     if cut[0]:
         return lo
+    if until is not None and max_tests == 0:  # a timed call's first part: kept for its second
+        kept[key] = (weakref.ref(resources), st, lo, rate[0])
+    return _full_phase(st, lo, max_tests, until, cut, cells, rate, guess)
+
+
+def _full_phase(st, lo: float, max_tests: Optional[int], until: Optional[float], cut: list,
+                cells: float, rate: list, guess: float) -> float:  # fmt: skip
+    """:func:`_stars`'s full tests from ``lo`` (the star tests' value): at most ``max_tests``;
+    none started after ``until``, nor predicted to end after it: ``guess`` (a full test's
+    seconds, :data:`FULL_MARGIN` x :func:`seconds_per_test`) times how much slower than
+    :data:`STAR_SECONDS` a cell of the star tests ran in this call, or the largest a full
+    test took in this call if more. Each polls ``until`` (between its rounds, around its
+    LP's set-up; HiGHS gets a time limit) and ends the search at the largest value proven
+    so far when it passes (HiGHS and one round are not cut inside: hence the prediction)."""
     left = [max_tests]
+    took = [0.0]  # the largest wall seconds of a full test in this call
 
     def full(L: float) -> bool:
         if left[0] is not None:
             if left[0] <= 0:
                 raise _Spent
             left[0] -= 1
-        if past():
-            raise _Spent
-        return _feasible(st, L)
+        if until is not None:
+            slow = max(1.0, rate[0] / STAR_SECONDS)
+            if time.perf_counter() + max(cells * rate[0], took[0], guess * slow) >= until:
+                cut[0] = True
+                raise _Spent
+        t = time.perf_counter()
+        try:  # polls ``until`` between its rounds and gives its LP what is left
+            ok = _feasible(st, L, until=until)
+        except _Spent:
+            cut[0] = True
+            raise
+        took[0] = max(took[0], time.perf_counter() - t)
+        return ok
 
     return _least(full, lo)
 
@@ -563,12 +605,17 @@ class _Stars:
         return hop
 
 
-def _lp(adm, leave, w, cap, bq, L) -> bool:
+def _lp(adm, leave, w, cap, bq, L, until: Optional[float] = None) -> bool:
     """Fractional assignment with two budgets per processor: compute (L c_p) and the
-    volume its tasks must send off it (L b_p). Tasks and processors with equal rows merge."""
+    volume its tasks must send off it (L b_p). Tasks and processors with equal rows merge.
+    With ``until`` (a :func:`time.perf_counter` value) HiGHS gets the time left as its
+    limit and :class:`_Spent` is raised when it is spent (no proof: the caller's search
+    ends at the largest value proven so far)."""
+    _poll(until)
     tkey = np.concatenate([w[:, None], np.where(adm, leave, -1.0)], axis=1)
     trows, tinv = np.unique(tkey, axis=0, return_inverse=True)
     tinv = tinv.reshape(-1)
+    _poll(until)
     m = np.bincount(tinv).astype(np.float64)
     pkey = np.concatenate([cap[:, None], bq[:, None], trows[:, 1:].T], axis=1)
     prows, pinv = np.unique(pkey, axis=0, return_inverse=True)
@@ -593,8 +640,22 @@ def _lp(adm, leave, w, cap, bq, L) -> bool:
         return False  # a task group with no admissible processor (m > 0): no placement
     # HiGHS through highspy (not SciPy's linprog: its import is 0.13-0.2 s of a fresh
     # worker's CPU, issue 41); the same rows, options and reading of the status
-    out = solve_lp(np.zeros(nv), a_ub, b_ub, a_eq, m)
+    options = None
+    if until is not None:  # HiGHS ran 0.3 s past a limit of 1.3 s under a load of 5
+        rest = until - time.perf_counter()
+        if rest <= 0:
+            raise _Spent
+        options = {"time_limit": LP_SHARE * rest}
+    out = solve_lp(np.zeros(nv), a_ub, b_ub, a_eq, m, options=options)
+    if out.status == "time_limit":
+        raise _Spent
     return out.status != "infeasible"  # only a proof of infeasibility counts
+
+
+def _poll(until: Optional[float]) -> None:
+    """Raise :class:`_Spent` when ``until`` (a :func:`time.perf_counter` value) has passed."""
+    if until is not None and time.perf_counter() >= until:
+        raise _Spent
 
 
 def _hop_sets(st, rows_):
@@ -618,9 +679,15 @@ def _hop_sets(st, rows_):
 
 
 def _feasible(
-    st: _Stars, L: float, rounds: int = _ROUNDS, work: float = _WORK, lp: bool = True
+    st: _Stars,
+    L: float,
+    rounds: int = _ROUNDS,
+    work: float = _WORK,
+    lp: bool = True,
+    until: Optional[float] = None,
 ) -> bool:
-    """False only if no mapping has maximum occupancy at most ``L`` (see the module)."""
+    """False only if no mapping has maximum occupancy at most ``L`` (see the module).
+    With ``until``, :class:`_Spent` when it passes (between rounds, or in the LP)."""
     leave = st.leaving(L)[:, st.cap_class]  # (n, P)
     keep = st.vol[:, None] - leave
     tol = _SLACK * st.vol[:, None]
@@ -631,6 +698,7 @@ def _feasible(
         return True
     nnz = st.ix.shape[0]
     for _ in range(rounds):
+        _poll(until)
         if adm.all():
             break
         near_rows, ninv = _unique_rows(_near(st, adm))
@@ -660,6 +728,7 @@ def _feasible(
         if np.array_equal(new, adm):
             break
         adm = new
+    _poll(until)
     if adm.all() or not lp:
         return L * st.cap.sum() * (1 + 1e-9) >= st.w.sum()
     if 2 * _unique_rows(adm)[0].shape[0] * st.P > work:
@@ -670,7 +739,7 @@ def _feasible(
     h = np.where(Q[None, :], hop, -1)
     mark[np.repeat(np.arange(st.P), st.P), h.reshape(-1)] = True
     bq = mark[:, :-1] @ st.bw
-    return _lp(adm, leave, st.w, st.cap, bq, L)
+    return _lp(adm, leave, st.w, st.cap, bq, L, until)
 
 
 def _unique_rows(a: np.ndarray):
