@@ -102,6 +102,16 @@ SUM_RESERVE = 0.0
 #: Seconds kept back from the reserve for the result's update (the maximum occupancy and
 #: the occupancy graphs from scratch: 10-30 ms on 4,096 tasks under a load of 4)
 SUM_RESULT_SECONDS = 0.04
+#: Seconds kept back per task and task pair when more (:func:`_result_seconds`): the step's
+#: last swap window past its deadline and the update from scratch took 0.23-0.32 s on
+#: stencil27 20x20x8 (3,200 tasks, 35,404 pairs) onto a dragonfly of 144 under a load of
+#: 5-6, the call 5.15-5.45 s at ``T`` = 5 s (h55late)
+SUM_RESULT_ITEM = 6e-6
+
+
+def _result_seconds(tasks: TaskGraph) -> float:
+    """The seconds the sum step keeps back before its caller's deadline."""
+    return max(SUM_RESULT_SECONDS, SUM_RESULT_ITEM * (tasks.n + tasks.n_edges))
 #: True (the default): :func:`sum_in_spare_time` runs the sum step on a stopped answer in
 #: the time the caller's budget has left after the bound (h54tsum); False: it does nothing.
 SUM_SPARE = True
@@ -110,14 +120,15 @@ SUM_SPARE = True
 def _sum_in_reserve(tasks, resources, result: TaskMappingResult, until: float,
                     where: str = "the reserve") -> bool:  # fmt: skip
     """The sum step on a stopped multilevel answer until ``until`` (less the result's
-    update, :data:`SUM_RESULT_SECONDS`); ``result`` changes only when the sum falls and the
+    update, :func:`_result_seconds`); ``result`` changes only when the sum falls and the
     maximum does not rise (:func:`~coalloc.taskmap.sumrefine.sum_step_until`). Whether it
     changed."""
     from .occupancy import occupancy_graph
     from .sumrefine import sum_step_until
 
     cap = float(result.max_occupancy)
-    better = sum_step_until(tasks, resources, result.mapping, cap, until - SUM_RESULT_SECONDS)
+    stop = until - _result_seconds(tasks)
+    better = sum_step_until(tasks, resources, result.mapping, cap, stop)
     if better is None:
         return False
     result.mapping, (occ, bott) = better
@@ -130,7 +141,7 @@ def _sum_in_reserve(tasks, resources, result: TaskMappingResult, until: float,
 
 
 #: Seconds that must be left before the caller's deadline, past
-#: :data:`SUM_RESULT_SECONDS`, for :func:`sum_in_spare_time` to start (its set-up and a
+#: :func:`_result_seconds`, for :func:`sum_in_spare_time` to start (its set-up and a
 #: useful share of a pass: 30-60 ms a pass on 2,000 tasks under load, the moves of most
 #: gain first)
 SUM_SPARE_MIN = 0.02
@@ -146,7 +157,8 @@ def sum_in_spare_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMa
     is often not all spent (a prediction; geometric 1,200 on the Table 1 graph at ``T`` =
     5 s: 1.1 s left, the step took 0.05 s and lowered the sum 0.58x). The step
     (:func:`~coalloc.taskmap.sumrefine.sum_step_until`) runs until ``until`` less
-    :data:`SUM_RESULT_SECONDS`, when at least :data:`SUM_SPARE_MIN` more are left; it looks
+    :func:`_result_seconds` (at least :data:`SUM_RESULT_SECONDS`), when at least
+    :data:`SUM_SPARE_MIN` more are left; it looks
     at the clock between its moves, keeps the moves made, and its answer is kept only when
     the sum falls and the maximum occupancy, recomputed from scratch, does not rise
     (h54tsum). Takes no time from the search: the bottleneck never rises.
@@ -170,7 +182,7 @@ def sum_in_spare_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMa
     if result.mapping is None or result.status != "time_limit" or not SUM_SPARE:
         return result
     t0 = time.perf_counter()
-    if until - t0 < SUM_RESULT_SECONDS + SUM_SPARE_MIN:
+    if until - t0 < _result_seconds(tasks) + SUM_SPARE_MIN:
         return result
     _sum_in_reserve(tasks, resources, result, until, "the spare time")
     result.timings = {**result.timings, "sum_spare": time.perf_counter() - t0}

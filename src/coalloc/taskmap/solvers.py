@@ -160,9 +160,12 @@ def solve(
             cheap = lower_bound(task_graph, resource_graph)
         else:
             cheap, cut = first
-            if tests > 0:  # the count, and no test started after the caller's deadline: the
-                # tests kept back are a prediction, and a cold first call under load ran 3-10
-                # times slower (0.104-0.155 s at T = 0.05 s, 0.57 s at 0.5 s; h50tmap)
+            if tests > 0 and not cut:  # the count, and no test started after the caller's
+                # deadline: the tests kept back are a prediction, and a cold first call under
+                # load ran 3-10 times slower (0.104-0.155 s at T = 0.05 s, 0.57 s at 0.5 s;
+                # h50tmap). Not after a first part cut short: it kept no star phase, and the
+                # second would rebuild the star tables unpolled (stencil27 20x20x8 onto a
+                # dragonfly of 144 at T = 5 s: 1.3-2.0 s from 4.0 s, the call 5.3-6.2 s; h55late)
                 full, cut = timed_bound(task_graph, resource_graph, tests, t0 + float(limit))
                 cheap = max(cheap, full)  # (the same first part unless a deadline cut one)
             if cut:
