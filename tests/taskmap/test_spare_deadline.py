@@ -17,19 +17,11 @@ import pytest
 
 import coalloc.taskmap as tm
 from coalloc.taskmap import bounds, solvers, sumrefine
-from coalloc.taskmap import generators as g
 from coalloc.taskmap import portfolio as pf
 
+from .test_bound_deadline import _instance  # the same comm-bound stencil
 from .test_sum_spare import _instance as _sum_instance
 from .test_sum_spare import _stopped
-
-
-def _instance():
-    tasks = g.stencil_task_graph((4, 4), volume=(1.0, 8.0), compute=(1.0, 3.0), seed=2)
-    res = g.hierarchical_cluster(n_racks=2, nodes_per_rack=2, cores_per_node=2,
-                                 speed=(1.0, 2.0), node_bandwidth=2.0, rack_bandwidth=1.0,
-                                 core_bandwidth=4.0, seed=2)  # fmt: skip
-    return tasks, res
 
 
 class _Clock:
