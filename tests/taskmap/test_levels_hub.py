@@ -58,12 +58,17 @@ def test_degree_spread_is_the_neighbour_counts_spread(n, density, seed):
     assert degree_spread(lv) == pytest.approx(want, abs=1e-12)
 
 
-def test_the_target_is_smaller_on_a_power_law_graph_only():
+def test_the_target_is_smaller_on_a_power_law_graph_on_many_processors_only():
     hubs = _level(_preferential(600, 3, seed=1))
     grid = _level(_grid(20, 30))
     assert degree_spread(hubs) > levels.HUB_SPREAD >= degree_spread(grid)
-    assert coarse_target(grid, 64, 4.0) == 256
-    assert coarse_target(hubs, 64, 4.0) == int(4.0 * levels.HUB_SCALE * 64) < 256
+    cap = levels.HUB_VERTICES
+    assert coarse_target(grid, 256, 4.0) == 1024  # a regular graph: the usual target
+    assert coarse_target(hubs, 256, 4.0) == cap < 1024
+    assert coarse_target(hubs, 2 * cap // 4, 4.0) == cap  # usual target exactly twice
+    assert coarse_target(hubs, 2 * cap // 4 - 1, 4.0) == 4 * (2 * cap // 4 - 1)  # under
+    assert coarse_target(hubs, 64, 1.0) == 64  # the caller's small factor stands
+    assert coarse_target(hubs, 3 * cap, 4.0) == 3 * cap  # at least one vertex a processor
     assert coarse_target(hubs, 2, 4.0) == 16  # never below 16
 
 
@@ -78,12 +83,12 @@ def _grid(a: int, b: int) -> sp.csr_matrix:
 
 def test_knob_off_is_the_usual_target(monkeypatch):
     hubs = _level(_preferential(600, 3, seed=1))
-    monkeypatch.setattr(levels, "HUB_SCALE", 1.0)
-    assert coarse_target(hubs, 64, 4.0) == 256
+    monkeypatch.setattr(levels, "HUB_VERTICES", 0)
+    assert coarse_target(hubs, 256, 4.0) == 1024
 
 
 def _machine():
-    return gen.hierarchical_cluster(n_racks=4, nodes_per_rack=4, cores_per_node=4,
+    return gen.hierarchical_cluster(n_racks=8, nodes_per_rack=4, cores_per_node=4,
                                     rack_bandwidth=40.0, node_bandwidth=40.0)  # fmt: skip
 
 
@@ -94,7 +99,7 @@ def test_a_power_law_graph_is_coarsened_deeper_and_its_answer_verifies(monkeypat
     new = map_multilevel(tasks, res, seed=3)
     again = map_multilevel(tasks, res, seed=3)
     np.testing.assert_array_equal(new.mapping, again.mapping)  # same seed, same answer
-    monkeypatch.setattr(levels, "HUB_SCALE", 1.0)
+    monkeypatch.setattr(levels, "HUB_VERTICES", 0)
     old = map_multilevel(tasks, res, seed=3)
     assert new.iterations["levels"] > old.iterations["levels"]
     for result in (new, old):
@@ -106,7 +111,7 @@ def test_a_regular_graph_is_mapped_as_before(monkeypatch):
     tasks = tm.TaskGraph(np.ones(600), _grid(20, 30))
     res = _machine()
     new = map_multilevel(tasks, res, seed=1)
-    monkeypatch.setattr(levels, "HUB_SCALE", 1.0)
+    monkeypatch.setattr(levels, "HUB_VERTICES", 0)
     old = map_multilevel(tasks, res, seed=1)
     np.testing.assert_array_equal(new.mapping, old.mapping)
     assert new.iterations["levels"] == old.iterations["levels"]

@@ -6,8 +6,8 @@ level by heavy-edge matching (vertices in a seeded random order, each matched wi
 unmatched neighbour it exchanges most with, under a weight cap). A stream inside a coarse
 vertex stays on one processor, so a coarse mapping has exactly the loads of its projection.
 :func:`coarse_target` is where the coarsening stops: about ``coarse_factor x`` processors
-vertices, or :data:`HUB_SCALE` times that on a hub-heavy task graph (degree spread above
-:data:`HUB_SPREAD`).
+vertices, or :data:`HUB_VERTICES` on a hub-heavy task graph (degree spread above
+:data:`HUB_SPREAD`) where that is at most half of it.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from .._shared import interrupt
 from . import _multilevel
 
 __all__ = [
-    "HUB_SCALE",
     "HUB_SPREAD",
+    "HUB_VERTICES",
     "TaskLevel",
     "coarse_target",
     "coarsen_level",
@@ -33,17 +33,19 @@ __all__ = [
 
 #: Degree spread (standard deviation / mean of the tasks' numbers of neighbours,
 #: :func:`degree_spread`) above which a task graph is hub-heavy and coarsened further
-#: (:data:`HUB_SCALE`). Measured (h56hub): the held-back set's Barabasi-Albert and power-law
+#: (:data:`HUB_VERTICES`). Measured (h56hub): the held-back set's Barabasi-Albert and power-law
 #: cluster graphs have 1.07-1.46, every other graph of it and of ``vs_peers``' 30 at most 0.87
 #: (a 4-ary reduction tree; meshes, stencils and geometric graphs 0.0-0.40).
 HUB_SPREAD = 1.0
-#: On a hub-heavy graph the coarsening goes on to ``HUB_SCALE x`` the usual target (h56hub:
-#: ba 3000 m4 on tree 16x4x4, 256 processors, stopped at 996 vertices -- the matching shrinks it
-#: by 0.58 a level, as a mesh (0.54), so the target, not the matching, kept the coarsest level
-#: large; growing + FM bisections of a 996-vertex power-law graph cut poorly, and the coarse
-#: starts of a deeper level, refined through more levels, map it 447 -> 375-394 at 1 s and
-#: 373 -> 321 untimed). 1.0: the usual target on every graph, as before.
-HUB_SCALE = 0.25
+#: On a hub-heavy graph whose usual target is at least twice this, the coarsening goes on
+#: to this many vertices (at least one a processor). h56hub: ba 3000 m4 on tree 16x4x4 (256
+#: processors) stopped at 996 vertices (target 1,024) -- its matching shrinks it by 0.58 a
+#: level, as a mesh's (0.54): the target, not the matching, kept the coarsest level large;
+#: the coarse starts of a 256-vertex level, refined through three more levels, map it
+#: 447 -> 366.5 at 5 s and 373 -> 320.8 untimed (KaHIP's sweep: 322). Where the usual target
+#: is near this (plc 1200 on 72 processors, 288) one more level cost 2-9 % (38.04 / 40.52
+#: against 37.3 untimed / at 5 s). 0: the usual target on every graph, as before.
+HUB_VERTICES = 256
 
 
 class TaskLevel:
@@ -128,9 +130,10 @@ def degree_spread(level: TaskLevel) -> float:
 
 
 def coarse_target(level: TaskLevel, n_procs: int, coarse_factor: float) -> int:
-    """Where the coarsening of ``level`` stops: about ``coarse_factor x n_procs`` vertices, or
-    :data:`HUB_SCALE` times that where its :func:`degree_spread` is above
-    :data:`HUB_SPREAD` (at least 16).
+    """Where the coarsening of ``level`` stops: about ``coarse_factor x n_procs`` vertices
+    (at least 16); on a hub-heavy graph (:func:`degree_spread` above :data:`HUB_SPREAD`)
+    whose usual target is at least twice :data:`HUB_VERTICES`, that many (at least
+    ``n_procs``).
 
     Parameters
     ----------
@@ -151,13 +154,13 @@ def coarse_target(level: TaskLevel, n_procs: int, coarse_factor: float) -> int:
     >>> import numpy as np
     >>> path = TaskLevel(np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]), np.ones(4),
     ...                  np.ones(3))
-    >>> coarse_target(path, 64, 4.0)
-    256
+    >>> coarse_target(path, 256, 4.0)
+    1024
     """
-    factor = coarse_factor
-    if degree_spread(level) > HUB_SPREAD:
-        factor *= HUB_SCALE
-    return max(int(factor * n_procs), 16)
+    usual = max(int(coarse_factor * n_procs), 16)
+    if HUB_VERTICES and usual >= 2 * HUB_VERTICES and degree_spread(level) > HUB_SPREAD:
+        return max(HUB_VERTICES, n_procs, 16)
+    return usual
 
 
 def coarsen_level(level: TaskLevel, max_w: float, rng: np.random.Generator) -> Optional[TaskLevel]:

@@ -308,7 +308,8 @@ def map_multilevel(
     seed : int, optional
         Seed of the matching order; same seed, same mapping.
     coarse_factor : float, default 4.0
-        Coarsening stops at about ``coarse_factor x`` processors vertices (positive).
+        Coarsening stops at about ``coarse_factor x`` processors vertices (positive; fewer
+        on a hub-heavy task graph: :func:`~coalloc.taskmap.levels.coarse_target`).
     subsets : bool, default True
         Also try nested prefixes of the processor list (half, quarter, ..., one processor).
     keep : int, default 2
