@@ -94,6 +94,7 @@ def _machine():
 
 @pytest.mark.slow
 def test_a_power_law_graph_is_coarsened_deeper_and_its_answer_verifies(monkeypatch):
+    monkeypatch.setattr(levels, "HUB_CLUSTER", False)  # matching: a level a halving
     tasks = tm.TaskGraph(np.ones(700), _preferential(700, 3, seed=2))
     res = _machine()
     new = map_multilevel(tasks, res, seed=3)
@@ -115,3 +116,123 @@ def test_a_regular_graph_is_mapped_as_before(monkeypatch):
     old = map_multilevel(tasks, res, seed=1)
     np.testing.assert_array_equal(new.mapping, old.mapping)
     assert new.iterations["levels"] == old.iterations["levels"]
+
+
+def _referee_lp(dense: np.ndarray, vw: np.ndarray, max_w: float, seed: int, rounds: int):
+    """Label propagation from a dense weight matrix: each visited vertex joins the
+    neighbouring cluster of largest connection (the first in neighbour order among equals)
+    when strictly above its own cluster's and within ``max_w``."""
+    n = dense.shape[0]
+    rng = np.random.default_rng(seed)
+    lab, cw = np.arange(n), vw.astype(float).copy()
+    for _ in range(rounds):
+        moved = 0
+        for v in rng.permutation(n):
+            nbrs = np.flatnonzero(dense[v])
+            conn = {}
+            for u in nbrs:
+                conn.setdefault(int(lab[u]), float(dense[v, lab == lab[u]].sum()))
+            own = int(lab[v])
+            best, best_w = own, float(dense[v, lab == own].sum())
+            for c, w in conn.items():
+                if w > best_w and c != own and cw[c] + vw[v] <= max_w:
+                    best, best_w = c, w
+            if best != own:
+                cw[own] -= vw[v]
+                cw[best] += vw[v]
+                lab[v] = best
+                moved += 1
+        if moved < 0.01 * n:
+            break
+    return lab
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(2, 25), st.floats(0.05, 0.7), st.integers(0, 2**31 - 1),
+       st.sampled_from([1.5, 3.0, 1e9]), st.integers(1, 3))  # fmt: skip
+@example(6, 0.0, 0, 3.0, 1)  # no edge: nothing joins, no coarser level
+def test_cluster_level_is_label_propagation_under_the_weight_cap(n, density, seed, cap, rounds):
+    rng = np.random.default_rng(seed)
+    upper = np.triu((rng.random((n, n)) < density) * rng.integers(1, 4, (n, n)), 1)
+    dense = (upper + upper.T).astype(float)  # integer weights: sums exact in any order
+    vw = rng.integers(1, 3, n).astype(float)
+    lv = TaskLevel(*[np.asarray(a) for a in _csr(dense)], vw)
+    coarse = levels.cluster_level(lv, cap, np.random.default_rng(seed + 1), rounds=rounds)
+    lab = _referee_lp(dense, vw, cap, seed + 1, rounds)
+    groups = np.unique(lab, return_inverse=True)[1]
+    if coarse is None:  # shrinks by less than 5 %
+        assert np.unique(lab).shape[0] > 0.95 * n
+        return
+    np.testing.assert_array_equal(lv.cmap, groups)
+    k = coarse.n
+    proj = np.zeros((n, k))
+    proj[np.arange(n), lv.cmap] = 1.0
+    want = proj.T @ dense @ proj
+    np.fill_diagonal(want, 0.0)
+    got = sp.csr_matrix((coarse.iw, coarse.ix, coarse.ip), shape=(k, k)).toarray()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(coarse.vw, np.bincount(lv.cmap, weights=vw))
+    sizes = np.bincount(lv.cmap)
+    assert np.all((coarse.vw <= cap) | (sizes == 1))  # a cluster stays under the cap
+
+
+def _csr(dense: np.ndarray) -> tuple:
+    m = sp.csr_matrix(dense)
+    m.sort_indices()
+    return m.indptr.astype(np.int64), m.indices.astype(np.int64), m.data.astype(np.float64)
+
+
+def test_a_star_is_gathered_by_its_hub_up_to_the_cap():
+    n = 41
+    dense = np.zeros((n, n))
+    dense[0, 1:] = dense[1:, 0] = 1.0
+    lv = TaskLevel(*_csr(dense), np.ones(n))
+    coarse = levels.cluster_level(lv, 21.0, np.random.default_rng(0), rounds=3)
+    assert coarse is not None and coarse.n == 21  # the hub and 20 leaves, 20 leaves alone
+    assert sorted(np.bincount(lv.cmap).tolist())[-1] == 21
+    matched = levels.coarsen_level(TaskLevel(*_csr(dense), np.ones(n)), 21.0,
+                                   np.random.default_rng(0))  # fmt: skip
+    assert matched is None  # a matching pairs the hub with one leaf: under 5 % shrink
+
+
+def _levels_of(tasks, res, step) -> list:
+    """The vertex counts of repeated ``step`` down to the mapper's target (its rng)."""
+    from coalloc.taskmap.hierarchy import topology
+
+    fine = TaskLevel.of(tasks)
+    target = coarse_target(fine, topology(res).P, 4.0)
+    rng = np.random.default_rng(np.random.SeedSequence(5))
+    out = [fine]
+    while out[-1].n > target:
+        nxt = step(out[-1], 1.5 * float(fine.vw.sum()) / target, rng)
+        if nxt is None:
+            break
+        out.append(nxt)
+    return [lv.n for lv in out]
+
+
+@pytest.mark.slow
+def test_the_mapper_coarsens_a_hub_graph_by_label_propagation(monkeypatch):
+    from coalloc.taskmap import multilevel as ml
+    from coalloc.taskmap.hierarchy import topology
+
+    tasks = tm.TaskGraph(np.ones(1400), _preferential(1400, 3, seed=2))
+    res = _machine()
+
+    def mapper_levels():
+        fine = TaskLevel.of(tasks)
+        lv = [fine]
+        ml._coarsen(topology(res), lv, 4.0, np.random.default_rng(np.random.SeedSequence(5)))
+        return [x.n for x in lv]
+
+    assert levels.hub_clustering(TaskLevel.of(tasks), res.n_processors, 4.0)
+    on = mapper_levels()
+    assert on == _levels_of(tasks, res, levels.cluster_level) != _levels_of(
+        tasks, res, levels.coarsen_level)  # fmt: skip
+    monkeypatch.setattr(levels, "HUB_CLUSTER", False)
+    assert not levels.hub_clustering(TaskLevel.of(tasks), res.n_processors, 4.0)
+    assert mapper_levels() == _levels_of(tasks, res, levels.coarsen_level)
+    monkeypatch.undo()
+    result = map_multilevel(tasks, res, seed=5)
+    report = tm.verify_mapping(tasks, res, result.mapping, claimed=result.max_occupancy)
+    assert report.valid and report.matches, report

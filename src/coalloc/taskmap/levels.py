@@ -21,11 +21,15 @@ from .._shared import interrupt
 from . import _multilevel
 
 __all__ = [
+    "HUB_CLUSTER",
+    "HUB_ROUNDS",
     "HUB_SPREAD",
     "HUB_VERTICES",
     "TaskLevel",
+    "cluster_level",
     "coarse_target",
     "coarsen_level",
+    "hub_clustering",
     "degree_spread",
     "expand",
     "subgraph",
@@ -46,6 +50,11 @@ HUB_SPREAD = 1.0
 #: is near this (plc 1200 on 72 processors, 288) one more level cost 2-9 % (38.04 / 40.52
 #: against 37.3 untimed / at 5 s). 0: the usual target on every graph, as before.
 HUB_VERTICES = 256
+#: Where :data:`HUB_VERTICES` applies, the levels are made by size-constrained label
+#: propagation (:func:`cluster_level`) instead of heavy-edge matching. False: matching.
+HUB_CLUSTER = True
+#: Rounds of :func:`cluster_level` (fewer when a round moves under 1 % of the vertices).
+HUB_ROUNDS = 3
 
 
 class TaskLevel:
@@ -158,14 +167,116 @@ def coarse_target(level: TaskLevel, n_procs: int, coarse_factor: float) -> int:
     1024
     """
     usual = max(int(coarse_factor * n_procs), 16)
-    if HUB_VERTICES and usual >= 2 * HUB_VERTICES and degree_spread(level) > HUB_SPREAD:
+    if _hub_gate(level, usual):
         return max(HUB_VERTICES, n_procs, 16)
     return usual
 
 
-def coarsen_level(level: TaskLevel, max_w: float, rng: np.random.Generator) -> Optional[TaskLevel]:
-    """The next coarser level by heavy-edge matching, or None when it would shrink by less
-    than 5 %.
+def _hub_gate(level: TaskLevel, usual: int) -> bool:
+    """Hub-heavy and a usual target of at least twice :data:`HUB_VERTICES`."""
+    return bool(HUB_VERTICES) and usual >= 2 * HUB_VERTICES and degree_spread(level) > HUB_SPREAD
+
+
+def hub_clustering(level: TaskLevel, n_procs: int, coarse_factor: float) -> bool:
+    """Whether the levels of ``level`` are made by :func:`cluster_level`: where
+    :func:`coarse_target` lowers the target (and :data:`HUB_CLUSTER`).
+
+    Parameters
+    ----------
+    level : TaskLevel
+        The finest level.
+    n_procs : int
+        Processors of the machine.
+    coarse_factor : float
+        Coarse vertices per processor (positive).
+
+    Returns
+    -------
+    bool
+        True: label propagation; False: heavy-edge matching.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> path = TaskLevel(np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]), np.ones(4),
+    ...                  np.ones(3))
+    >>> hub_clustering(path, 256, 4.0)
+    False
+    """
+    return HUB_CLUSTER and _hub_gate(level, max(int(coarse_factor * n_procs), 16))
+
+
+def cluster_level(level: TaskLevel, max_w: float, rng: np.random.Generator,
+                  rounds: Optional[int] = None) -> Optional[TaskLevel]:  # fmt: skip
+    """The next coarser level by size-constrained label propagation, or None when it would
+    shrink by less than 5 %.
+
+    Every vertex starts as a cluster of its own. In each round (at most ``rounds``, default
+    :data:`HUB_ROUNDS`; fewer when a round moves under 1 % of the vertices) the vertices are
+    visited in the order of a permutation drawn from ``rng``; a vertex joins the neighbouring
+    cluster it exchanges most with (the first met among equals) when that is strictly more
+    than with its own and the cluster's weight with it stays at most ``max_w``. The clusters
+    are the coarse vertices (numbered in order of their labels). On a power-law graph a
+    hub gathers its neighbours where a matching pairs it with one (h56hub). Sets
+    ``level.cmap``.
+
+    Parameters
+    ----------
+    level : TaskLevel
+        The level to contract.
+    max_w : float
+        The largest weight of a coarse vertex (a vertex heavier than it stays alone).
+    rng : numpy.random.Generator
+        Draws the visiting orders.
+    rounds : int, optional
+        The most rounds.
+
+    Returns
+    -------
+    TaskLevel or None
+        The coarse level (pair weights summed, no diagonal).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> star = TaskLevel(np.array([0, 3, 4, 5, 6]), np.array([1, 2, 3, 0, 0, 0]),
+    ...                  np.ones(6), np.ones(4))
+    >>> coarse = cluster_level(star, 4.0, np.random.default_rng(0))
+    >>> coarse.n, coarse.vw.tolist(), star.cmap.tolist()
+    (1, [4.0], [0, 0, 0, 0])
+    """
+    n = level.n
+    ptr, idx, wts = level.ip.tolist(), level.ix.tolist(), level.iw.tolist()
+    vw = level.vw.tolist()
+    lab, cw = list(range(n)), list(vw)
+    for _ in range(HUB_ROUNDS if rounds is None else rounds):
+        moved = 0
+        for i, v in enumerate(rng.permutation(n).tolist()):
+            if not i & 255:
+                interrupt.check()  # a time limit or a batch's timeout
+            conn: dict = {}
+            for q in range(ptr[v], ptr[v + 1]):
+                c = lab[idx[q]]
+                conn[c] = conn.get(c, 0.0) + wts[q]
+            own, wv = lab[v], vw[v]
+            best, best_w = own, conn.get(own, 0.0)
+            for c, w in conn.items():  # neighbours' order: the first among equals
+                if w > best_w and c != own and cw[c] + wv <= max_w:
+                    best, best_w = c, w
+            if best != own:
+                cw[own] -= wv
+                cw[best] += wv
+                lab[v] = best
+                moved += 1
+        if moved < 0.01 * n:
+            break
+    return _contract(level, np.asarray(lab, dtype=np.int64))
+
+
+def coarsen_level(level: TaskLevel, max_w: float, rng: np.random.Generator,
+                  cluster: bool = False) -> Optional[TaskLevel]:  # fmt: skip
+    """The next coarser level by heavy-edge matching (``cluster``: by
+    :func:`cluster_level`), or None when it would shrink by less than 5 %.
 
     Vertices are visited in the order of a permutation drawn from ``rng``; each unmatched one
     is matched with the unmatched neighbour of largest pair weight whose weight with it stays
@@ -179,6 +290,8 @@ def coarsen_level(level: TaskLevel, max_w: float, rng: np.random.Generator) -> O
         The largest weight of a coarse vertex.
     rng : numpy.random.Generator
         Draws the visiting order.
+    cluster : bool, default False
+        Label propagation (:func:`cluster_level`) instead of the matching.
 
     Returns
     -------
@@ -194,6 +307,8 @@ def coarsen_level(level: TaskLevel, max_w: float, rng: np.random.Generator) -> O
     >>> coarse.n, coarse.vw.tolist(), lv.cmap.tolist()
     (1, [3.0], [0, 0])
     """
+    if cluster:
+        return cluster_level(level, max_w, rng)
     n = level.n
     ip, ix, iw, vw = level.ip, level.ix, level.iw, level.vw
     match = np.full(n, -1, dtype=np.int64)
@@ -213,12 +328,19 @@ def coarsen_level(level: TaskLevel, max_w: float, rng: np.random.Generator) -> O
                 best = int(nb[k])
         match[v] = best
         match[best] = v
-    rep = np.minimum(np.arange(n), match)
+    return _contract(level, np.minimum(np.arange(n), match))
+
+
+def _contract(level: TaskLevel, rep: np.ndarray) -> Optional[TaskLevel]:
+    """The coarse level whose vertices are the distinct labels ``rep`` of the vertices
+    (numbered in increasing label order), or None when it would shrink by less than 5 %.
+    Sets ``level.cmap``."""
+    n, ip, ix, iw = level.n, level.ip, level.ix, level.iw
     roots, cmap = np.unique(rep, return_inverse=True)
     nc = roots.shape[0]
     if nc > 0.95 * n:
         return None
-    cvw = np.bincount(cmap, weights=vw, minlength=nc)
+    cvw = np.bincount(cmap, weights=level.vw, minlength=nc)
     rows = np.repeat(np.arange(n), np.diff(ip))
     a = sp.csr_matrix((iw, (cmap[rows], cmap[ix])), shape=(nc, nc))
     a.setdiag(0)

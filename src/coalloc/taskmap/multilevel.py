@@ -84,7 +84,7 @@ from .bisection import bisect_map, note_pace
 from .bounds import lower_bound
 from .grownstarts import grown_fine_starts, grown_order
 from .hierarchy import Topology, hierarchy_order, topology
-from .levels import TaskLevel, coarse_target, coarsen_level
+from .levels import TaskLevel, coarse_target, coarsen_level, hub_clustering
 from .model import ResourceGraph, TaskGraph, check_graphs
 from .occupancy import max_occupancy, occupancy_graph
 from .refinement import RefineState, cut_refine, refine
@@ -517,10 +517,11 @@ def _coarsen(topo: Topology, levels: list, coarse_factor: float, rng) -> None:
     (:func:`~coalloc.taskmap.levels.coarse_target`), or no matching contracts it."""
     fine = levels[0]
     target = coarse_target(fine, topo.P, coarse_factor)
+    cluster = hub_clustering(fine, topo.P, coarse_factor)  # label propagation there
     total_w = float(fine.vw.sum())
     max_w = 1.5 * total_w / target if total_w > 0 else np.inf
     while levels[-1].n > target:
-        nxt = coarsen_level(levels[-1], max_w, rng)
+        nxt = coarsen_level(levels[-1], max_w, rng, cluster=cluster)
         if nxt is None:
             break
         levels.append(nxt)
