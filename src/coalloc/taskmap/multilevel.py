@@ -7,8 +7,9 @@ mapping of a :class:`~coalloc.taskmap.TaskGraph` onto a
 1. **Coarsening.** Heavy-edge matching (tasks visited in a seeded random order, each
    matched with the unmatched neighbour it exchanges most with, under a weight cap)
    contracts the task graph level by level until it has about ``coarse_factor x`` as many
-   vertices as there are processors. A stream inside a coarse vertex stays on one
-   processor, so a coarse mapping has exactly the loads of its projection.
+   vertices as there are processors (a hub-heavy graph on many processors: fewer, by label
+   propagation; :func:`~coalloc.taskmap.levels.coarse_target`). A stream inside a coarse
+   vertex stays on one processor, so a coarse mapping has exactly the loads of its projection.
 2. **Initial mapping by recursive bisection along the resource hierarchy.** Processors
    are listed depth-first from the centre of the resource graph, heavier subtrees first
    (:func:`hierarchy_order`), so that every prefix and every block of the list is a compact
@@ -512,9 +513,10 @@ def _paper_step(tasks, resources, topo, fine, inc, seed, params, run) -> tuple:
 
 
 def _coarsen(topo: Topology, levels: list, coarse_factor: float, rng) -> None:
-    """Step 1: heavy-edge matchings appended to ``levels`` until the coarsest has at most
-    about ``coarse_factor x`` processors vertices, fewer on a hub-heavy graph
-    (:func:`~coalloc.taskmap.levels.coarse_target`), or no matching contracts it."""
+    """Step 1: heavy-edge matchings (label propagation on a hub-heavy graph:
+    :func:`~coalloc.taskmap.levels.hub_clustering`) appended to ``levels`` until the coarsest
+    has at most about ``coarse_factor x`` processors vertices (fewer there:
+    :func:`~coalloc.taskmap.levels.coarse_target`), or no level contracts it."""
     fine = levels[0]
     target = coarse_target(fine, topo.P, coarse_factor)
     cluster = hub_clustering(fine, topo.P, coarse_factor)  # label propagation there
