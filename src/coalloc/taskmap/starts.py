@@ -11,10 +11,12 @@ is its ``_Incumbent`` (its ``offer``).
 
 from __future__ import annotations
 
+import time
 from typing import Optional
 
 import numpy as np
 
+from .._shared.params import time_left
 from .bisection import bisect_map
 from .hierarchy import Topology
 from .levels import TaskLevel
@@ -51,6 +53,17 @@ def _quick_start(topo: Topology, fine: TaskLevel, sub: Optional[np.ndarray] = No
 #: between, as the held-back set's delaunay3d 2000 on a binary tree of 64 is node-bound at its
 #: best on 9 processors (KaHIP's sweep) where the halvings give 8 or 16.
 PREFIX_RATIO = 0.5
+
+
+#: The prefix sizes between the best coarse start's and the next larger one, tried when that
+#: start is node-bound (:func:`_between_starts`, h56sets): at most this many (0: none). The
+#: held-back set's delaunay3d 2000 on a binary tree of 64 is node-bound at its best on 9
+#: processors (KaHIP's sweep) where the halvings give 8 (node-bound, unbalanced) or 16
+#: (link-bound): 12, 10, 9 find it. 0 until measured on the held-back 24 and the 30.
+BETWEEN_PROBES = 0
+#: Under a time limit, a probe of :func:`_between_starts` begins only where the largest wall
+#: of one coarse start in the call is at most this share of the time left.
+BETWEEN_SHARE = 0.1
 
 
 def _prefixes(p: int) -> list:
@@ -120,9 +133,11 @@ def _coarse_starts(topo: Topology, coarse: TaskLevel, coarsest: int, sets: list,
                    speed_exponents: tuple, inc) -> list:  # fmt: skip
     """The bisections of the coarsest graph, one per processor subset (with ``alpha`` = the
     first exponent) and one on all processors per other exponent, each after its route-cost
-    moves and offered: ``(occupancy, -processors, -alpha, i, state, share, subset)``."""
+    moves and offered: ``(occupancy, -processors, -alpha, i, state, share, subset)``; then
+    the prefix sizes between (:func:`_between_starts`)."""
     starts = []
     seen_shares: list = []
+    walls = []  # wall seconds of each start (the sizes between are predicted from them)
     for alpha in speed_exponents:
         share = topo.cap**alpha
         share = share / share.max()
@@ -130,11 +145,59 @@ def _coarse_starts(topo: Topology, coarse: TaskLevel, coarsest: int, sets: list,
             continue  # equal capacities: every exponent gives the same shares
         seen_shares.append(share)
         for i, sub in enumerate(sets if len(seen_shares) == 1 else sets[:1]):
-            st = RefineState(topo, coarse, bisect_map(topo, coarse, sub, share, full=False))
-            cut_refine(st, sub, share)
-            starts.append((st.maximum(), -sub.shape[0], -alpha, i, st, share, sub))
-            inc.offer(st.maximum(), st.m, coarsest, [st.maximum()], initial_level=coarsest)
-    return starts
+            t = time.perf_counter()
+            starts.append(_one_start(topo, coarse, coarsest, sub, share, alpha, i, inc))
+            walls.append(time.perf_counter() - t)
+    return starts + _between_starts(topo, coarse, coarsest, starts, sets, walls, inc)
+
+
+def _one_start(topo: Topology, coarse: TaskLevel, coarsest: int, sub: np.ndarray,
+               share: np.ndarray, alpha: float, i: int, inc) -> tuple:  # fmt: skip
+    """One coarse start (:func:`_coarse_starts`): the bisection onto ``sub``, its route-cost
+    moves, offered."""
+    st = RefineState(topo, coarse, bisect_map(topo, coarse, sub, share, full=False))
+    cut_refine(st, sub, share)
+    inc.offer(st.maximum(), st.m, coarsest, [st.maximum()], initial_level=coarsest)
+    return (st.maximum(), -sub.shape[0], -alpha, i, st, share, sub)
+
+
+def _between_starts(topo: Topology, coarse: TaskLevel, coarsest: int, starts: list,
+                    sets: list, walls: list, inc) -> list:  # fmt: skip
+    """The prefix sizes between the halvings (h56sets; :data:`BETWEEN_PROBES`): when the best
+    coarse start is node-bound (its maximum a processor's, not a link's) on a prefix of ``k``
+    processors, more processors would lower it until a link binds: up to
+    :data:`BETWEEN_PROBES` more prefix starts between ``k`` and the next larger prefix size
+    ``K``, a binary search of the size where the node bound gives way to a link bound (the
+    middle of the interval left; a node-bound probe raises its low end, any other lowers its
+    high end). Under a time limit a probe begins only where the largest wall of one coarse
+    start in this call is at most :data:`BETWEEN_SHARE` of the time left. Returns the new
+    starts (offered), indices ``i`` after ``sets``'."""
+    if BETWEEN_PROBES <= 0 or not starts:
+        return []
+    best = min(starts, key=lambda x: x[:4])
+    k, sub, state = best[6].shape[0], best[6], best[4]
+    node, link = state.occ()
+    if not np.array_equal(sub, np.arange(k)) or link.max(initial=0.0) > node.max():
+        return []  # not a prefix, or a link binds (fewer processors, not more)
+    sizes = [s.shape[0] for s in sets if np.array_equal(s, np.arange(s.shape[0]))]
+    lo, hi = k, min((s for s in sizes if s > k), default=k)
+    out: list = []
+    while len(out) < BETWEEN_PROBES and hi - lo > 1:
+        left = time_left()
+        if left is not None and max(walls, default=0.0) > BETWEEN_SHARE * left:
+            break  # predicted not to fit
+        mid = (lo + hi) // 2
+        t = time.perf_counter()
+        found = _one_start(topo, coarse, coarsest, np.arange(mid, dtype=np.int64), best[5],
+                           -best[2], len(sets) + len(out), inc)  # fmt: skip
+        walls.append(time.perf_counter() - t)
+        out.append(found)
+        node, link = found[4].occ()
+        if node.max() >= link.max(initial=0.0):
+            lo = mid
+        else:
+            hi = mid
+    return out
 
 
 def _plan(starts: list, keep: int, coarsest: int, n_procs: int, n_tasks: int) -> list:
