@@ -3,8 +3,9 @@
 Moved out of :mod:`~coalloc.taskmap.multilevel` (h54tmap: that module had reached the house's
 800 lines) unchanged: the quick block start (:func:`_quick_start`), the paper's starts
 (:func:`_paper_starts`), the processor subsets the coarse starts are bisected onto
-(:func:`_processor_sets`), the coarse starts themselves (:func:`_coarse_starts`) and which of
-them go on from which level (:func:`_plan`). The multilevel module imports them by name (its
+(:func:`_processor_sets`), the coarse starts themselves (:func:`_coarse_starts`; h56sets: and
+the prefix sizes between the halvings, :func:`_between_starts`) and which of them go on from
+which level (:func:`_plan`). The multilevel module imports them by name (its
 tests and the phase timer of ``bench/taskmap/timed_phases.py`` replace them there); ``inc``
 is its ``_Incumbent`` (its ``offer``).
 """
