@@ -3,18 +3,21 @@
 Moved out of :mod:`~coalloc.taskmap.multilevel` (h54tmap: that module had reached the house's
 800 lines) unchanged: the quick block start (:func:`_quick_start`), the paper's starts
 (:func:`_paper_starts`), the processor subsets the coarse starts are bisected onto
-(:func:`_processor_sets`), the coarse starts themselves (:func:`_coarse_starts`) and which of
-them go on from which level (:func:`_plan`). The multilevel module imports them by name (its
+(:func:`_processor_sets`), the coarse starts themselves (:func:`_coarse_starts`; h56sets: and
+the prefix sizes between the halvings, :func:`_between_starts`) and which of them go on from
+which level (:func:`_plan`). The multilevel module imports them by name (its
 tests and the phase timer of ``bench/taskmap/timed_phases.py`` replace them there); ``inc``
 is its ``_Incumbent`` (its ``offer``).
 """
 
 from __future__ import annotations
 
+import time
 from typing import Optional
 
 import numpy as np
 
+from .._shared.params import time_left
 from .bisection import bisect_map
 from .hierarchy import Topology
 from .levels import TaskLevel
@@ -51,6 +54,19 @@ def _quick_start(topo: Topology, fine: TaskLevel, sub: Optional[np.ndarray] = No
 #: between, as the held-back set's delaunay3d 2000 on a binary tree of 64 is node-bound at its
 #: best on 9 processors (KaHIP's sweep) where the halvings give 8 or 16.
 PREFIX_RATIO = 0.5
+
+
+#: The prefix sizes between the best coarse start's and the next larger one, tried when that
+#: start is node-bound (:func:`_between_starts`, h56sets): at most this many (0: none). The
+#: held-back set's delaunay3d 2000 on a binary tree of 64 is node-bound at its best on 9
+#: processors (KaHIP's sweep) where the halvings give 8 (node-bound, unbalanced) or 16
+#: (link-bound): 12, 10, 9 find it (untimed 482.3 -> 418.9, KaHIP's sweep 457.8). On the 30
+#: of ``vs_peers`` and the other 23 held-back instances no best coarse start is node-bound on
+#: a prefix below all: no probe, the same answers (h56sets, ISSUE40).
+BETWEEN_PROBES = 3
+#: Under a time limit, a probe of :func:`_between_starts` begins only where the largest wall
+#: of one coarse start in the call is at most this share of the time left.
+BETWEEN_SHARE = 0.1
 
 
 def _prefixes(p: int) -> list:
@@ -120,9 +136,11 @@ def _coarse_starts(topo: Topology, coarse: TaskLevel, coarsest: int, sets: list,
                    speed_exponents: tuple, inc) -> list:  # fmt: skip
     """The bisections of the coarsest graph, one per processor subset (with ``alpha`` = the
     first exponent) and one on all processors per other exponent, each after its route-cost
-    moves and offered: ``(occupancy, -processors, -alpha, i, state, share, subset)``."""
+    moves and offered: ``(occupancy, -processors, -alpha, i, state, share, subset)``; then
+    the prefix sizes between (:func:`_between_starts`)."""
     starts = []
     seen_shares: list = []
+    walls = []  # wall seconds of each start (the sizes between are predicted from them)
     for alpha in speed_exponents:
         share = topo.cap**alpha
         share = share / share.max()
@@ -130,11 +148,59 @@ def _coarse_starts(topo: Topology, coarse: TaskLevel, coarsest: int, sets: list,
             continue  # equal capacities: every exponent gives the same shares
         seen_shares.append(share)
         for i, sub in enumerate(sets if len(seen_shares) == 1 else sets[:1]):
-            st = RefineState(topo, coarse, bisect_map(topo, coarse, sub, share, full=False))
-            cut_refine(st, sub, share)
-            starts.append((st.maximum(), -sub.shape[0], -alpha, i, st, share, sub))
-            inc.offer(st.maximum(), st.m, coarsest, [st.maximum()], initial_level=coarsest)
-    return starts
+            t = time.perf_counter()
+            starts.append(_one_start(topo, coarse, coarsest, sub, share, alpha, i, inc))
+            walls.append(time.perf_counter() - t)
+    return starts + _between_starts(topo, coarse, coarsest, starts, sets, walls, inc)
+
+
+def _one_start(topo: Topology, coarse: TaskLevel, coarsest: int, sub: np.ndarray,
+               share: np.ndarray, alpha: float, i: int, inc) -> tuple:  # fmt: skip
+    """One coarse start (:func:`_coarse_starts`): the bisection onto ``sub``, its route-cost
+    moves, offered."""
+    st = RefineState(topo, coarse, bisect_map(topo, coarse, sub, share, full=False))
+    cut_refine(st, sub, share)
+    inc.offer(st.maximum(), st.m, coarsest, [st.maximum()], initial_level=coarsest)
+    return (st.maximum(), -sub.shape[0], -alpha, i, st, share, sub)
+
+
+def _between_starts(topo: Topology, coarse: TaskLevel, coarsest: int, starts: list,
+                    sets: list, walls: list, inc) -> list:  # fmt: skip
+    """The prefix sizes between the halvings (h56sets; :data:`BETWEEN_PROBES`): when the best
+    coarse start is node-bound (its maximum a processor's, not a link's) on a prefix of ``k``
+    processors, more processors would lower it until a link binds: up to
+    :data:`BETWEEN_PROBES` more prefix starts between ``k`` and the next larger prefix size
+    ``K``, a binary search of the size where the node bound gives way to a link bound (the
+    middle of the interval left; a node-bound probe raises its low end, any other lowers its
+    high end). Under a time limit a probe begins only where the largest wall of one coarse
+    start in this call is at most :data:`BETWEEN_SHARE` of the time left. Returns the new
+    starts (offered), indices ``i`` after ``sets``'."""
+    if BETWEEN_PROBES <= 0 or not starts:
+        return []
+    best = min(starts, key=lambda x: x[:4])
+    k, sub, state = best[6].shape[0], best[6], best[4]
+    node, link = state.occ()
+    if not np.array_equal(sub, np.arange(k)) or link.max(initial=0.0) > node.max():
+        return []  # not a prefix, or a link binds (fewer processors, not more)
+    sizes = [s.shape[0] for s in sets if np.array_equal(s, np.arange(s.shape[0]))]
+    lo, hi = k, min((s for s in sizes if s > k), default=k)
+    out: list = []
+    while len(out) < BETWEEN_PROBES and hi - lo > 1:
+        left = time_left()
+        if left is not None and max(walls, default=0.0) > BETWEEN_SHARE * left:
+            break  # predicted not to fit
+        mid = (lo + hi) // 2
+        t = time.perf_counter()
+        found = _one_start(topo, coarse, coarsest, np.arange(mid, dtype=np.int64), best[5],
+                           -best[2], len(sets) + len(out), inc)  # fmt: skip
+        walls.append(time.perf_counter() - t)
+        out.append(found)
+        node, link = found[4].occ()
+        if node.max() >= link.max(initial=0.0):
+            lo = mid
+        else:
+            hi = mid
+    return out
 
 
 def _plan(starts: list, keep: int, coarsest: int, n_procs: int, n_tasks: int) -> list:
@@ -145,18 +211,33 @@ def _plan(starts: list, keep: int, coarsest: int, n_procs: int, n_tasks: int) ->
     The ``keep`` best starts go through all levels, the best of them are also bisected
     again on the finest graph, and so is every start on all processors (one per speed
     exponent: the coarse ranking is a weak predictor there), at most ``max(_FINE_STARTS,
-    _FINE_WORK / tasks)`` fine re-bisections in all.
+    _FINE_WORK / tasks)`` fine re-bisections in all. The sizes between
+    (:func:`_between_starts`: prefixes of a size no halving has) are ranked apart: every
+    other start keeps the levels it has without them (its rank among the others), and a
+    probe ranked among the ``keep`` best of all goes on too, bisected again on the finest
+    graph where it ranks among the :data:`_FINE_STARTS` best (h56sets: where the probes
+    took the others' places, geometric-32 of the digests rose 4.381 -> 4.550). Without a
+    time limit the probes come after the others (an answer tied with the others' stays the
+    others': it changes only where a probe is strictly better); under one, in rank order
+    (a probe ranked first is refined first: the budget may end before the last).
     """
-    plan = []
+    plan, probes = [], []
     fine_left = max(_FINE_STARTS, _FINE_WORK // max(n_tasks, 1))
+    halvings = set(_prefixes(n_procs))
+    others = 0  # the rank among the starts that are no probe
     for rank, start in enumerate(starts):
+        probe = start[6].shape[0] not in halvings
+        r = rank if probe else others
+        others += not probe
         tops = []
-        if rank < keep:
+        if r < keep:
             tops.append(coarsest)
-        if (rank < _FINE_STARTS or start[6].shape[0] == n_procs) and coarsest > 0:
-            if fine_left > 0:
+        if (r < _FINE_STARTS or start[6].shape[0] == n_procs) and coarsest > 0:
+            if probe:  # (its own: the others keep theirs)
+                tops.append(0)
+            elif fine_left > 0:
                 tops.append(0)
                 fine_left -= 1
         if tops:
-            plan.append((start, tops))
-    return plan
+            (probes if probe and time_left() is None else plan).append((start, tops))
+    return plan + probes
