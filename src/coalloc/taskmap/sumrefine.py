@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._shared import interrupt
-from . import _multilevel
+from . import _multilevel, blockswap
 from .levels import expand
 from .refinement import TINY, RefineState
 
@@ -81,21 +81,24 @@ def _links_of(state: RefineState, t: int, b: int) -> np.ndarray:
 def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
     """Moves and swaps of boundary tasks lowering the route cost, the bottleneck as a cap.
 
-    The route cost is the sum over the streams of volume x route distance (the sum of
-    ``1 / bandwidth``: :func:`coalloc.taskmap.communication_cost`). A move of a task to a
+    The route cost is the sum over the streams of volume x route distance (the sum of ``1 /
+    bandwidth``: :func:`coalloc.taskmap.communication_cost`). A move of a task to a
     neighbour's processor, or a swap of two tasks on two processors each has neighbours on,
     is taken, most gain first, when it lowers the route cost and leaves every processor and
-    link at most the maximum occupancy the mapping had on entry: the maximum occupancy
-    never rises. A move is checked against the loads of the moment (the kernel's
-    ``score_moves``), a swap by making it and undoing it if it overloads something. From
-    the local minimum of moves and swaps a second phase adds **ejections** (issue 40 item
-    3): a move of ``t`` to ``b`` that ``b``'s compute blocks is made together with a move of
-    a task ``v`` of ``b`` (heavy enough to make the room) to a third processor ``c`` that has
-    room, ``v``'s own gain possibly negative, when the pair lowers the route cost and
-    overloads nothing (made and undone otherwise); moves and swaps go on between them. The
-    second phase's cap is the first phase's maximum (which may be below the entry's), so it
-    raises neither objective of the first phase's answer. At the end the loads are recomputed
-    and, should rounding have lifted the maximum, the entry mapping is restored.
+    link at most the maximum occupancy the mapping had on entry: the maximum occupancy never
+    rises. First (``blockswap.BLOCK_SWAPS``, on) whole processors' contents are swapped
+    where that lowers the route cost under the same cap
+    (:func:`~coalloc.taskmap.blockswap.block_swaps`, h56sum). A move is checked against the
+    loads of the moment (the kernel's ``score_moves``), a swap by making it and undoing it
+    if it overloads something. From the local minimum of moves and swaps a second phase adds
+    **ejections** (issue 40 item 3): a move of ``t`` to ``b`` that ``b``'s compute blocks is
+    made together with a move of a task ``v`` of ``b`` (heavy enough to make the room) to a
+    third processor ``c`` that has room, ``v``'s own gain possibly negative, when the pair
+    lowers the route cost and overloads nothing (made and undone otherwise); moves and swaps
+    go on between them. The second phase's cap is the first phase's maximum (which may be
+    below the entry's), so it raises neither objective of the first phase's answer. At the
+    end the loads are recomputed and, should rounding have lifted the maximum, the entry
+    mapping is restored.
 
     Parameters
     ----------
@@ -132,9 +135,11 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
     cap = state.maximum()
     if lv.n == 0 or topo.P < 2 or not cap > 0:
         return 0
+    moved = 0
+    if blockswap.BLOCK_SWAPS:  # the blocks' placement first: the moves refine from there
+        moved += 2 * blockswap.block_swaps(state)
     # rounding of the incremental loads stays under the cap
     work = _SumWork(state, cap * (1 - 1e-9), max_work)
-    moved = 0
     # two phases: moves and swaps to a local minimum, then (``_EJECTIONS``) the same with
     # ejections from there, so the ejections only ever lower the first phase's sum
     for eject in (False, True) if _EJECTIONS else (False,):
