@@ -147,3 +147,25 @@ def test_sum_refine_knob(monkeypatch):
         sum_refine(s, 10_000)
         occ, total = _scores(tasks, res, _out(topo, s))
         assert occ <= occ0 * (1 + 1e-9) and total < sum0
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(instances)
+@example((0, (4, 4), 2, 2, 1, False))
+def test_both_is_never_worse_than_the_moves_alone(args):
+    """``BLOCK_SWAPS = "both"`` against the step before h56sum (``False``) from the same
+    mapping: a maximum at most the old one, and at an equal maximum a sum at most the old
+    one (the lexicographic objective); referees from scratch."""
+    tasks, res = _instance(*args)
+    topo, entry = _state(tasks, res, args[0])
+    got = {}
+    with pytest.MonkeyPatch.context() as mp:
+        for mode in (False, "both"):
+            mp.setattr(blockswap, "BLOCK_SWAPS", mode)
+            s = RefineState(topo, entry.level, entry.m)
+            sum_refine(s, 4 * tasks.n)
+            got[mode] = _scores(tasks, res, _out(topo, s))
+    (o0, s0), (o1, s1) = got[False], got["both"]
+    assert o1 <= o0 * (1 + 1e-9)
+    if o1 >= o0 * (1 - 1e-9):
+        assert s1 <= s0 * (1 + 1e-9)

@@ -86,10 +86,11 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
     neighbour's processor, or a swap of two tasks on two processors each has neighbours on,
     is taken, most gain first, when it lowers the route cost and leaves every processor and
     link at most the maximum occupancy the mapping had on entry: the maximum occupancy never
-    rises. First (``blockswap.BLOCK_SWAPS``, on) whole processors' contents are swapped
-    where that lowers the route cost under the same cap
-    (:func:`~coalloc.taskmap.blockswap.block_swaps`, h56sum). A move is checked against the
-    loads of the moment (the kernel's ``score_moves``), a swap by making it and undoing it
+    rises. With ``blockswap.BLOCK_SWAPS = "both"`` (the default, h56sum) this is done twice from
+    the entry mapping, once after swaps of whole processors' contents under the same cap
+    (:func:`~coalloc.taskmap.blockswap.block_swaps`), once without, and the answer of lower
+    maximum, then lower route cost, is kept. A move is checked against the loads of the moment
+    (the kernel's ``score_moves``), a swap by making it and undoing it
     if it overloads something. From the local minimum of moves and swaps a second phase adds
     **ejections** (issue 40 item 3): a move of ``t`` to ``b`` that ``b``'s compute blocks is
     made together with a move of a task ``v`` of ``b`` (heavy enough to make the room) to a
@@ -135,13 +136,56 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
     cap = state.maximum()
     if lv.n == 0 or topo.P < 2 or not cap > 0:
         return 0
-    moved = 0
-    if blockswap.BLOCK_SWAPS:  # the blocks' placement first: the moves refine from there
-        moved += 2 * blockswap.block_swaps(state)
+    mode = blockswap.BLOCK_SWAPS
+    if mode == "both":  # the block swaps first; then the moves alone, from the entry
+        moved = _refine_from(state, cap, max_work, passes, True)
+        m_a, key_a = state.m.copy(), _key(state)
+        state.m = m0.copy()
+        state.refresh()
+        try:
+            moved_b = _refine_from(state, cap, max_work, passes, False)
+        except interrupt.DeadlinePassed:  # stopped: the first answer, finished
+            state.m = m_a
+            state.refresh()
+            raise
+        key_b = _key(state)
+        if key_b[0] < key_a[0] * (1 - TINY) or (
+            key_b[0] <= key_a[0] * (1 + TINY) and key_b[1] < key_a[1]
+        ):
+            moved = moved_b
+        else:
+            state.m = m_a
+    else:
+        moved = _refine_from(state, cap, max_work, passes, bool(mode))
+    state.refresh()
+    if state.maximum() > cap * (1 + TINY):  # rounding: keep the entry mapping
+        state.m = m0
+        state.refresh()
+        return 0
+    return moved
+
+
+def _key(state: RefineState) -> tuple:
+    """``(maximum occupancy, route cost)`` of the mapping: the lexicographic objective."""
+    lv, cost, m = state.level, state.topo.cost, state.m
+    state.refresh()
+    return state.maximum(), float(np.dot(lv.iw, cost[m[state.rows], m[lv.ix]]))
+
+
+def _refine_from(state: RefineState, cap: float, max_work: int, passes: int,
+                 blocks: bool) -> int:  # fmt: skip
+    """The block swaps (``blocks``), then the two phases of moves (:func:`_phases`) under
+    ``cap``: the moves made (a swap counts two)."""
+    moved = 2 * blockswap.block_swaps(state) if blocks else 0
     # rounding of the incremental loads stays under the cap
-    work = _SumWork(state, cap * (1 - 1e-9), max_work)
-    # two phases: moves and swaps to a local minimum, then (``_EJECTIONS``) the same with
-    # ejections from there, so the ejections only ever lower the first phase's sum
+    return moved + _phases(_SumWork(state, cap * (1 - 1e-9), max_work), passes)
+
+
+def _phases(work: _SumWork, passes: int) -> int:
+    """The two phases of :func:`sum_refine` under ``work.limit``: moves and swaps to a
+    local minimum, then (``_EJECTIONS``) the same with ejections from there, so the
+    ejections only ever lower the first phase's sum. The moves made."""
+    state, moved = work.state, 0
     for eject in (False, True) if _EJECTIONS else (False,):
         if eject:  # the cap of the second phase: the first phase's maximum (it may be lower)
             state.refresh()
@@ -154,11 +198,6 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
             state.refresh()
             if applied == 0:
                 break
-    state.refresh()
-    if state.maximum() > cap * (1 + TINY):  # rounding: keep the entry mapping
-        state.m = m0
-        state.refresh()
-        return 0
     return moved
 
 
