@@ -169,3 +169,49 @@ def test_both_is_never_worse_than_the_moves_alone(args):
     assert o1 <= o0 * (1 + 1e-9)
     if o1 >= o0 * (1 - 1e-9):
         assert s1 <= s0 * (1 + 1e-9)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(instances, st.integers(0, 200))
+def test_a_stop_in_the_second_refinement_keeps_the_first(args, extra):
+    """``"both"`` under a deadline that passes at a look of its second refinement (the block
+    swaps and their moves): the answer is the first's (the moves alone, the step before
+    h56sum), finished, with no exception; a stop in the first raises as before. The looks
+    are counted by a stand-in (no clock)."""
+    from coalloc._shared import interrupt
+
+    tasks, res = _instance(*args)
+    topo, entry = _state(tasks, res, args[0])
+    looks = [0]
+
+    def count(detail=None):
+        looks[0] += 1
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(interrupt, "check", count)
+        mp.setattr(blockswap, "BLOCK_SWAPS", False)
+        alone = RefineState(topo, entry.level, entry.m)
+        sum_refine(alone, 4 * tasks.n)
+        first = looks[0]
+        mp.setattr(blockswap, "BLOCK_SWAPS", "both")
+        looks[0] = 0
+        full = RefineState(topo, entry.level, entry.m)
+        sum_refine(full, 4 * tasks.n)
+        k = first + extra
+
+        def stop(detail=None):
+            looks[0] += 1
+            if looks[0] > k:
+                raise interrupt.DeadlinePassed()
+
+        mp.setattr(interrupt, "check", stop)
+        looks[0] = 0
+        s = RefineState(topo, entry.level, entry.m)
+        sum_refine(s, 4 * tasks.n)  # raises nothing: the stop is in the second
+        stopped = looks[0] > k
+    if stopped:
+        assert np.array_equal(s.m, alone.m)
+    else:
+        assert np.array_equal(s.m, full.m)
+    fresh = RefineState(topo, entry.level, s.m)
+    np.testing.assert_allclose(s.lload, fresh.lload, rtol=1e-9, atol=1e-12)

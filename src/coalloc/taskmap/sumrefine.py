@@ -137,18 +137,17 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
     if lv.n == 0 or topo.P < 2 or not cap > 0:
         return 0
     mode = blockswap.BLOCK_SWAPS
-    if mode == "both":  # the block swaps first; then the moves alone, from the entry
-        moved = _refine_from(state, cap, max_work, passes, True)
+    if mode == "both":  # the moves alone (the step before h56sum); then with block swaps
+        moved = _refine_from(state, cap, max_work, passes, False)
         m_a, key_a = state.m.copy(), _key(state)
         state.m = m0.copy()
         state.refresh()
         try:
-            moved_b = _refine_from(state, cap, max_work, passes, False)
-        except interrupt.DeadlinePassed:  # stopped: the first answer, finished
-            state.m = m_a
-            state.refresh()
-            raise
-        key_b = _key(state)
+            moved_b = _refine_from(state, cap, max_work, passes, True)
+        except interrupt.DeadlinePassed:  # stopped: the first answer, finished (a stop
+            moved_b, key_b = 0, key_a  # here leaves the step's caller that answer)
+        else:
+            key_b = _key(state)
         if key_b[0] < key_a[0] * (1 - TINY) or (
             key_b[0] <= key_a[0] * (1 + TINY) and key_b[1] < key_a[1]
         ):
