@@ -172,12 +172,12 @@ def test_both_is_never_worse_than_the_moves_alone(args):
 
 
 @settings(max_examples=30, deadline=None, derandomize=True)
-@given(instances, st.integers(0, 200))
-def test_a_stop_in_the_second_refinement_keeps_the_first(args, extra):
-    """``"both"`` under a deadline that passes at a look of its second refinement (the block
-    swaps and their moves): the answer is the first's (the moves alone, the step before
-    h56sum), finished, with no exception; a stop in the first raises as before. The looks
-    are counted by a stand-in (no clock)."""
+@given(instances, st.integers(0, 200), st.booleans())
+def test_a_stop_in_the_second_refinement_keeps_the_first(args, extra, blocks_first):
+    """``"both"`` under a deadline that passes at a look of its second refinement: the
+    answer is the first's (by default the moves alone, the step before h56sum; with
+    ``blocks_first`` the block swaps and their moves), finished, with no exception. The
+    looks are counted by a stand-in (no clock)."""
     from coalloc._shared import interrupt
 
     tasks, res = _instance(*args)
@@ -189,14 +189,14 @@ def test_a_stop_in_the_second_refinement_keeps_the_first(args, extra):
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(interrupt, "check", count)
-        mp.setattr(blockswap, "BLOCK_SWAPS", False)
+        mp.setattr(blockswap, "BLOCK_SWAPS", "first" if blocks_first else False)
         alone = RefineState(topo, entry.level, entry.m)
         sum_refine(alone, 4 * tasks.n)
         first = looks[0]
         mp.setattr(blockswap, "BLOCK_SWAPS", "both")
         looks[0] = 0
         full = RefineState(topo, entry.level, entry.m)
-        sum_refine(full, 4 * tasks.n)
+        sum_refine(full, 4 * tasks.n, blocks_first=blocks_first)
         k = first + extra
 
         def stop(detail=None):
@@ -207,7 +207,7 @@ def test_a_stop_in_the_second_refinement_keeps_the_first(args, extra):
         mp.setattr(interrupt, "check", stop)
         looks[0] = 0
         s = RefineState(topo, entry.level, entry.m)
-        sum_refine(s, 4 * tasks.n)  # raises nothing: the stop is in the second
+        sum_refine(s, 4 * tasks.n, blocks_first=blocks_first)  # the stop: in the second
         stopped = looks[0] > k
     if stopped:
         assert np.array_equal(s.m, alone.m)

@@ -78,7 +78,8 @@ def _links_of(state: RefineState, t: int, b: int) -> np.ndarray:
     return np.unique(link)
 
 
-def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
+def sum_refine(state: RefineState, max_work: int, passes: int = 8,
+               blocks_first: bool = False) -> int:  # fmt: skip
     """Moves and swaps of boundary tasks lowering the route cost, the bottleneck as a cap.
 
     The route cost is the sum over the streams of volume x route distance (the sum of ``1 /
@@ -110,6 +111,9 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
         result depends on the arguments only).
     passes : int, default 8
         At most this many passes over the boundary in each phase.
+    blocks_first : bool, default False
+        With ``BLOCK_SWAPS = "both"``: the refinement with block swaps first, the moves
+        alone second (the order decides only what a deadline leaves: the second is cut).
 
     Returns
     -------
@@ -137,13 +141,14 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
     if lv.n == 0 or topo.P < 2 or not cap > 0:
         return 0
     mode = blockswap.BLOCK_SWAPS
-    if mode == "both":  # the moves alone (the step before h56sum); then with block swaps
-        moved = _refine_from(state, cap, max_work, passes, False)
+    if mode == "both":  # the moves alone (the step before h56sum), then with block swaps
+        # (``blocks_first``: the other order); the lexicographically better is kept
+        moved = _refine_from(state, cap, max_work, passes, blocks_first)
         m_a, key_a = state.m.copy(), _key(state)
         state.m = m0.copy()
         state.refresh()
         try:
-            moved_b = _refine_from(state, cap, max_work, passes, True)
+            moved_b = _refine_from(state, cap, max_work, passes, not blocks_first)
         except interrupt.DeadlinePassed:  # stopped: the first answer, finished (a stop
             moved_b, key_b = 0, key_a  # here leaves the step's caller that answer)
         else:
@@ -518,6 +523,13 @@ def _sum_ejections(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndar
     return applied
 
 
+#: True: :func:`sum_step_until` (a stopped answer's step, in a reserve or the spare time)
+#: refines with the block swaps first (h56sum; they are cheap and their gain is the larger
+#: where parts sit far apart; the moves alone get what time is left); False: the moves
+#: alone first, as :func:`sum_refine` by default.
+SPARE_BLOCKS_FIRST = True
+
+
 def sum_step_until(tasks, resources, mapping: np.ndarray, cap: float, until: float):
     """The sum step (:func:`sum_refine`, ``max(200, 4 x tasks)`` tries) on ``mapping``, a
     stopped run's answer (processor ids) of maximum occupancy ``cap``, until ``until`` (a
@@ -538,7 +550,7 @@ def sum_step_until(tasks, resources, mapping: np.ndarray, cap: float, until: flo
     before = float(np.dot(fine.iw, topo.cost[state.m[rows], state.m[fine.ix]]))
     try:
         with interrupt.until(until):
-            sum_refine(state, max(200, 4 * fine.n))
+            sum_refine(state, max(200, 4 * fine.n), blocks_first=SPARE_BLOCKS_FIRST)
     except interrupt.DeadlinePassed:  # state.m: after the passes made (checked below)
         pass
     if not float(np.dot(fine.iw, topo.cost[state.m[rows], state.m[fine.ix]])) < before * (1 - 1e-9):
