@@ -7,6 +7,8 @@ swaps and ejections of boundary tasks, under the bottleneck already found as a h
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from .._shared import interrupt
@@ -141,26 +143,15 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     if lv.n == 0 or topo.P < 2 or not cap > 0:
         return 0
     mode = blockswap.BLOCK_SWAPS
-    if mode == "both":  # the moves alone (the step before h56sum), then with block swaps
-        # (``blocks_first``: the other order); the lexicographically better is kept
-        moved = _refine_from(state, cap, max_work, passes, blocks_first)
-        m_a, key_a = state.m.copy(), _key(state)
-        state.m = m0.copy()
-        state.refresh()
-        try:
-            moved_b = _refine_from(state, cap, max_work, passes, not blocks_first)
-        except interrupt.DeadlinePassed:  # stopped: the first answer, finished (a stop
-            moved_b, key_b = 0, key_a  # here leaves the step's caller that answer)
-        else:
-            key_b = _key(state)
-        if key_b[0] < key_a[0] * (1 - TINY) or (
-            key_b[0] <= key_a[0] * (1 + TINY) and key_b[1] < key_a[1]
-        ):
-            moved = moved_b
-        else:
-            state.m = m_a
-    else:
-        moved = _refine_from(state, cap, max_work, passes, bool(mode))
+    # "both": the moves alone (the step before h56sum), then with block swaps
+    # (``blocks_first``: the other order); the lexicographically better is kept. When the
+    # block swaps make none, the two are the same refinement: run once
+    first = blocks_first if mode == "both" else bool(mode)
+    moved = _refine_from(state, cap, max_work, passes, first)
+    if moved is None:  # blocks first, none made: the moves alone from the entry
+        moved = _refine_from(state, cap, max_work, passes, False)
+    elif mode == "both":
+        moved = _better_of_two(state, m0, moved, cap, max_work, passes, blocks_first)
     state.refresh()
     if state.maximum() > cap * (1 + TINY):  # rounding: keep the entry mapping
         state.m = m0
@@ -177,12 +168,40 @@ def _key(state: RefineState) -> tuple:
 
 
 def _refine_from(state: RefineState, cap: float, max_work: int, passes: int,
-                 blocks: bool) -> int:  # fmt: skip
+                 blocks: bool) -> Optional[int]:  # fmt: skip
     """The block swaps (``blocks``), then the two phases of moves (:func:`_phases`) under
-    ``cap``: the moves made (a swap counts two)."""
-    moved = 2 * blockswap.block_swaps(state) if blocks else 0
+    ``cap``: the moves made (a swap counts two); None, the mapping unchanged, when
+    ``blocks`` and no block swap is made (the rest is the moves alone)."""
+    moved = 0
+    if blocks:
+        moved = 2 * blockswap.block_swaps(state)
+        if not moved:
+            return None
     # rounding of the incremental loads stays under the cap
     return moved + _phases(_SumWork(state, cap * (1 - 1e-9), max_work), passes)
+
+
+def _better_of_two(state: RefineState, m0: np.ndarray, moved: int, cap: float,
+                   max_work: int, passes: int, blocks_first: bool) -> int:  # fmt: skip
+    """The second refinement of ``BLOCK_SWAPS = "both"`` from the entry ``m0`` (the first's
+    answer in ``state``, ``moved`` its moves): the lexicographically better answer left in
+    ``state`` and its moves. A deadline during the second keeps the first's answer."""
+    m_a, key_a = state.m.copy(), _key(state)
+    state.m = m0.copy()
+    state.refresh()
+    try:
+        moved_b = _refine_from(state, cap, max_work, passes, not blocks_first)
+    except interrupt.DeadlinePassed:  # stopped: the first answer, finished (a stop here
+        moved_b = None  # leaves the step's caller that answer)
+    if moved_b is not None:
+        key_b = _key(state)
+        if key_b[0] < key_a[0] * (1 - TINY) or (
+            key_b[0] <= key_a[0] * (1 + TINY) and key_b[1] < key_a[1]
+        ):
+            return moved_b
+    state.m = m_a
+    state.refresh()
+    return moved
 
 
 def _phases(work: _SumWork, passes: int) -> int:
