@@ -42,6 +42,11 @@ __all__ = ["block_swaps"]
 #: during the second refinement keeps the first's answer, as the step before h56sum gave it.
 #: ``"first"``: block swaps then the moves only; False: the moves alone (before h56sum).
 BLOCK_SWAPS = "both"
+#: The share of the route cost the block swaps must save for ``sum_refine``'s refinement
+#: with them to run (else the moves alone, once): on a tree machine two swaps saved 0.1 %
+#: on delaunay3d 2000 of ``bench/taskmap/heldout.py`` and the second refinement cost its
+#: untimed call 3.4 -> 4.9 s of CPU for the same answer (h56sum)
+MIN_GAIN = 0.01
 #: Rounds of :func:`block_swaps` at most (each scores every pair once: ``P^3`` flops).
 _ROUNDS = 50
 #: Pairs of most predicted gain a round walks through, at most this many times ``P``.

@@ -171,11 +171,15 @@ def _refine_from(state: RefineState, cap: float, max_work: int, passes: int,
                  blocks: bool) -> Optional[int]:  # fmt: skip
     """The block swaps (``blocks``), then the two phases of moves (:func:`_phases`) under
     ``cap``: the moves made (a swap counts two); None, the mapping unchanged, when
-    ``blocks`` and no block swap is made (the rest is the moves alone)."""
+    ``blocks`` and the block swaps lower the route cost by less than
+    ``blockswap.MIN_GAIN`` of it (the rest would be the moves alone, or nearly)."""
     moved = 0
     if blocks:
+        m0, before = state.m.copy(), _key(state)[1]
         moved = 2 * blockswap.block_swaps(state)
-        if not moved:
+        if not _key(state)[1] < before * (1 - blockswap.MIN_GAIN):
+            state.m = m0  # none, or too little to be worth a second refinement
+            state.refresh()
             return None
     # rounding of the incremental loads stays under the cap
     return moved + _phases(_SumWork(state, cap * (1 - 1e-9), max_work), passes)
