@@ -7,10 +7,12 @@ swaps and ejections of boundary tasks, under the bottleneck already found as a h
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from .._shared import interrupt
-from . import _multilevel
+from . import _multilevel, blockswap
 from .levels import expand
 from .refinement import TINY, RefineState
 
@@ -78,24 +80,29 @@ def _links_of(state: RefineState, t: int, b: int) -> np.ndarray:
     return np.unique(link)
 
 
-def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
+def sum_refine(state: RefineState, max_work: int, passes: int = 8,
+               blocks_first: bool = False) -> int:  # fmt: skip
     """Moves and swaps of boundary tasks lowering the route cost, the bottleneck as a cap.
 
-    The route cost is the sum over the streams of volume x route distance (the sum of
-    ``1 / bandwidth``: :func:`coalloc.taskmap.communication_cost`). A move of a task to a
+    The route cost is the sum over the streams of volume x route distance (the sum of ``1 /
+    bandwidth``: :func:`coalloc.taskmap.communication_cost`). A move of a task to a
     neighbour's processor, or a swap of two tasks on two processors each has neighbours on,
     is taken, most gain first, when it lowers the route cost and leaves every processor and
-    link at most the maximum occupancy the mapping had on entry: the maximum occupancy
-    never rises. A move is checked against the loads of the moment (the kernel's
-    ``score_moves``), a swap by making it and undoing it if it overloads something. From
-    the local minimum of moves and swaps a second phase adds **ejections** (issue 40 item
-    3): a move of ``t`` to ``b`` that ``b``'s compute blocks is made together with a move of
-    a task ``v`` of ``b`` (heavy enough to make the room) to a third processor ``c`` that has
-    room, ``v``'s own gain possibly negative, when the pair lowers the route cost and
-    overloads nothing (made and undone otherwise); moves and swaps go on between them. The
-    second phase's cap is the first phase's maximum (which may be below the entry's), so it
-    raises neither objective of the first phase's answer. At the end the loads are recomputed
-    and, should rounding have lifted the maximum, the entry mapping is restored.
+    link at most the maximum occupancy the mapping had on entry: the maximum occupancy never
+    rises. With ``blockswap.BLOCK_SWAPS = "both"`` (the default, h56sum) this is done twice from
+    the entry mapping, once after swaps of whole processors' contents under the same cap
+    (:func:`~coalloc.taskmap.blockswap.block_swaps`), once without, and the answer of lower
+    maximum, then lower route cost, is kept. A move is checked against the loads of the moment
+    (the kernel's ``score_moves``), a swap by making it and undoing it
+    if it overloads something. From the local minimum of moves and swaps a second phase adds
+    **ejections** (issue 40 item 3): a move of ``t`` to ``b`` that ``b``'s compute blocks is
+    made together with a move of a task ``v`` of ``b`` (heavy enough to make the room) to a
+    third processor ``c`` that has room, ``v``'s own gain possibly negative, when the pair
+    lowers the route cost and overloads nothing (made and undone otherwise); moves and swaps
+    go on between them. The second phase's cap is the first phase's maximum (which may be
+    below the entry's), so it raises neither objective of the first phase's answer. At the
+    end the loads are recomputed and, should rounding have lifted the maximum, the entry
+    mapping is restored.
 
     Parameters
     ----------
@@ -106,6 +113,9 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
         result depends on the arguments only).
     passes : int, default 8
         At most this many passes over the boundary in each phase.
+    blocks_first : bool, default False
+        With ``BLOCK_SWAPS = "both"``: the refinement with block swaps first, the moves
+        alone second (the order decides only what a deadline leaves: the second is cut).
 
     Returns
     -------
@@ -132,11 +142,77 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
     cap = state.maximum()
     if lv.n == 0 or topo.P < 2 or not cap > 0:
         return 0
-    # rounding of the incremental loads stays under the cap
-    work = _SumWork(state, cap * (1 - 1e-9), max_work)
+    mode = blockswap.BLOCK_SWAPS
+    # "both": the moves alone (the step before h56sum), then with block swaps
+    # (``blocks_first``: the other order); the lexicographically better is kept. When the
+    # block swaps make none, the two are the same refinement: run once
+    first = blocks_first if mode == "both" else bool(mode)
+    moved = _refine_from(state, cap, max_work, passes, first)
+    if moved is None:  # blocks first, none made: the moves alone from the entry
+        moved = _refine_from(state, cap, max_work, passes, False)
+    elif mode == "both":
+        moved = _better_of_two(state, m0, moved, cap, max_work, passes, blocks_first)
+    state.refresh()
+    if state.maximum() > cap * (1 + TINY):  # rounding: keep the entry mapping
+        state.m = m0
+        state.refresh()
+        return 0
+    return moved
+
+
+def _key(state: RefineState) -> tuple:
+    """``(maximum occupancy, route cost)`` of the mapping: the lexicographic objective."""
+    lv, cost, m = state.level, state.topo.cost, state.m
+    state.refresh()
+    return state.maximum(), float(np.dot(lv.iw, cost[m[state.rows], m[lv.ix]]))
+
+
+def _refine_from(state: RefineState, cap: float, max_work: int, passes: int,
+                 blocks: bool) -> Optional[int]:  # fmt: skip
+    """The block swaps (``blocks``), then the two phases of moves (:func:`_phases`) under
+    ``cap``: the moves made (a swap counts two); None, the mapping unchanged, when
+    ``blocks`` and the block swaps lower the route cost by less than
+    ``blockswap.MIN_GAIN`` of it (the rest would be the moves alone, or nearly)."""
     moved = 0
-    # two phases: moves and swaps to a local minimum, then (``_EJECTIONS``) the same with
-    # ejections from there, so the ejections only ever lower the first phase's sum
+    if blocks:
+        m0, before = state.m.copy(), _key(state)[1]
+        moved = 2 * blockswap.block_swaps(state)
+        if not _key(state)[1] < before * (1 - blockswap.MIN_GAIN):
+            state.m = m0  # none, or too little to be worth a second refinement
+            state.refresh()
+            return None
+    # rounding of the incremental loads stays under the cap
+    return moved + _phases(_SumWork(state, cap * (1 - 1e-9), max_work), passes)
+
+
+def _better_of_two(state: RefineState, m0: np.ndarray, moved: int, cap: float,
+                   max_work: int, passes: int, blocks_first: bool) -> int:  # fmt: skip
+    """The second refinement of ``BLOCK_SWAPS = "both"`` from the entry ``m0`` (the first's
+    answer in ``state``, ``moved`` its moves): the lexicographically better answer left in
+    ``state`` and its moves. A deadline during the second keeps the first's answer."""
+    m_a, key_a = state.m.copy(), _key(state)
+    state.m = m0.copy()
+    state.refresh()
+    try:
+        moved_b = _refine_from(state, cap, max_work, passes, not blocks_first)
+    except interrupt.DeadlinePassed:  # stopped: the first answer, finished (a stop here
+        moved_b = None  # leaves the step's caller that answer)
+    if moved_b is not None:
+        key_b = _key(state)
+        if key_b[0] < key_a[0] * (1 - TINY) or (
+            key_b[0] <= key_a[0] * (1 + TINY) and key_b[1] < key_a[1]
+        ):
+            return moved_b
+    state.m = m_a
+    state.refresh()
+    return moved
+
+
+def _phases(work: _SumWork, passes: int) -> int:
+    """The two phases of :func:`sum_refine` under ``work.limit``: moves and swaps to a
+    local minimum, then (``_EJECTIONS``) the same with ejections from there, so the
+    ejections only ever lower the first phase's sum. The moves made."""
+    state, moved = work.state, 0
     for eject in (False, True) if _EJECTIONS else (False,):
         if eject:  # the cap of the second phase: the first phase's maximum (it may be lower)
             state.refresh()
@@ -149,11 +225,6 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8) -> int:
             state.refresh()
             if applied == 0:
                 break
-    state.refresh()
-    if state.maximum() > cap * (1 + TINY):  # rounding: keep the entry mapping
-        state.m = m0
-        state.refresh()
-        return 0
     return moved
 
 
@@ -475,6 +546,13 @@ def _sum_ejections(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndar
     return applied
 
 
+#: True: :func:`sum_step_until` (a stopped answer's step, in a reserve or the spare time)
+#: refines with the block swaps first (h56sum; they are cheap and their gain is the larger
+#: where parts sit far apart; the moves alone get what time is left); False: the moves
+#: alone first, as :func:`sum_refine` by default.
+SPARE_BLOCKS_FIRST = True
+
+
 def sum_step_until(tasks, resources, mapping: np.ndarray, cap: float, until: float):
     """The sum step (:func:`sum_refine`, ``max(200, 4 x tasks)`` tries) on ``mapping``, a
     stopped run's answer (processor ids) of maximum occupancy ``cap``, until ``until`` (a
@@ -495,7 +573,7 @@ def sum_step_until(tasks, resources, mapping: np.ndarray, cap: float, until: flo
     before = float(np.dot(fine.iw, topo.cost[state.m[rows], state.m[fine.ix]]))
     try:
         with interrupt.until(until):
-            sum_refine(state, max(200, 4 * fine.n))
+            sum_refine(state, max(200, 4 * fine.n), blocks_first=SPARE_BLOCKS_FIRST)
     except interrupt.DeadlinePassed:  # state.m: after the passes made (checked below)
         pass
     if not float(np.dot(fine.iw, topo.cost[state.m[rows], state.m[fine.ix]])) < before * (1 - 1e-9):
