@@ -81,6 +81,7 @@ from .._shared import interrupt
 from .._shared.constraints import checked
 from .._shared.params import offer_incumbent, time_left, time_up
 from .._shared.seeding import check_seed
+from . import starts
 from .bisection import bisect_map, note_pace
 from .bounds import lower_bound
 from .grownstarts import grown_fine_starts, grown_order
@@ -382,6 +383,8 @@ def map_multilevel(
         speed_exponents=speed_exponents, paper_start=paper_start, sum_refine=sum_refine,
     ))  # fmt: skip
     t0 = time.perf_counter()
+    if starts.FIRST_ANSWER:  # before anything stoppable: a timed run's first answer (h56sets)
+        offer_incumbent(lambda: starts._first_answer(tasks, resources, seed, params, t0))
     topo = topology(resources)
     rng = np.random.default_rng(np.random.SeedSequence(seed))
     fine = TaskLevel.of(tasks)

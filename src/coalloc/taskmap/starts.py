@@ -49,6 +49,42 @@ def _quick_start(topo: Topology, fine: TaskLevel, sub: Optional[np.ndarray] = No
     return block if sub is None else sub[block]
 
 
+#: True (the default): a timed run offers :func:`_first_answer` before anything its deadline
+#: can stop (h56sets follow-up); False: its first answer is the quick start, after the
+#: topology (a timed call stopped while building it came back without a mapping).
+FIRST_ANSWER = True
+
+
+def _first_answer(tasks, resources, seed, params: dict, started: float):
+    """Every task on the processor of the largest capacity (the lowest node on a tie): a
+    mapping without traffic, so its occupancy needs no routes and no topology (a division,
+    microseconds, no poll of the deadline). The answer a timed run returns when its deadline
+    stops it before the quick start (:func:`_quick_start`), i.e. while it builds the
+    resource graph's routes and topology on the first call on that graph: ws 1500 k6 onto a
+    dragonfly 9x4x4 of 144 processors, 17 ms of CPU, 0.13-0.2 s of wall under a load of 16
+    (h56sets follow-up). ``iterations["first_answer"]`` 1. The same values as
+    :func:`~coalloc.taskmap.occupancy.occupancy_graph`'s (the same expressions)."""
+    from .occupancy import _max_of
+    from .result import TaskMappingResult
+
+    procs = resources.processors
+    cap = resources.capacity
+    proc = int(procs[int(np.argmax(cap[procs]))])
+    mapping = np.full(tasks.n, proc, dtype=np.int64)
+    node = np.bincount(mapping, weights=tasks.node_weight, minlength=resources.n_nodes)
+    node = node.astype(np.float64)
+    node_occ = np.divide(node, cap, out=np.zeros_like(node), where=cap > 0)
+    link_occ = np.zeros(resources.n_links, dtype=np.float64)  # (0 / bandwidth)
+    occ, bott = _max_of(node_occ, link_occ)
+    return TaskMappingResult(
+        mapping=mapping, max_occupancy=occ, bottleneck=bott, method="multilevel", seed=seed,
+        timings={"total": time.perf_counter() - started},
+        iterations={"levels": 0, "moves": 0, "processors_used": 1, "first_answer": 1},
+        params=dict(params), node_occupancy=node_occ, link_occupancy=link_occ,
+        history=[float(occ)], status="feasible",
+    )  # fmt: skip
+
+
 #: The processor subsets' sizes (:func:`_prefixes`): each the previous one times this ratio,
 #: rounded up (0.5: the halvings 64, 32, 16, 8, ...). 0.75 (h55tmap follow-up, off): the sizes
 #: between, as the held-back set's delaunay3d 2000 on a binary tree of 64 is node-bound at its
