@@ -71,6 +71,14 @@ _MAX_BLOCK = 512
 #: the segments of the first window (the block's window maxima then stay in cache; long
 #: windows keep :data:`_MAX_BLOCK`, whose prefix maxima are shared by more starts).
 _SHORT_BLOCK = 128
+#: That limit for a request with totals beyond its minimums (``d > N e`` somewhere: not the
+#: minimums-only route of :data:`_MIN_COUNTS`): issue 40, h56coll: the tail's rejections over
+#: 2-day windows of 6-12 segments spent a fixed cost per block (each kernel's pass over the
+#: rows and the screens' set-up), and their blocks of 128 starts do not stay in cache anyway
+#: (26 MB at 8,477 nodes); with :data:`_MAX_BLOCK` they are about 0.8-0.9x, the same answers.
+#: The minimums-only requests keep :data:`_SHORT_BLOCK` (their counted blocks run past the
+#: answer: week N = 1,024 simple case 2 1.8x slower with 512).
+_SHORT_BLOCK_TOTALS = _MAX_BLOCK
 #: Starts per sub-block of the pruned screen (``pruned_screen``, issue 40): the nodes whose
 #: bounds over a sub-block keep them out of the ``N`` largest amounts and scores at every
 #: start are only counted.
@@ -347,14 +355,16 @@ class _Scan:
         grid = pool._state[0]
         t0 = float(starts[0]) if starts.size else float(request.earliest_start)
         segs = int(np.searchsorted(grid, t0 + request.duration) - np.searchsorted(grid, t0))
-        largest = max(min(_MAX_BLOCK, max(_SHORT_BLOCK, 2 * segs)), block)
-        plain = segs >= _PLAIN_SEGS and bool(np.all(d <= n * e))  # minimums only, long
+        only_mins = bool(np.all(d <= n * e))  # minimums only: any N eligible nodes do
+        short = _SHORT_BLOCK if only_mins else _SHORT_BLOCK_TOTALS
+        largest = max(min(_MAX_BLOCK, max(short, 2 * segs)), block)
+        plain = segs >= _PLAIN_SEGS and only_mins  # minimums only, long windows
         fuse = plain or _FUSE_SHARE * (n + n // 2 + 1) <= nodes.size  # window_screen later
         if fuse:  # it holds no window maxima of every node: the longest blocks pay most
             largest = max(_MAX_BLOCK, block)
         bounds, failed = _bounded.ON and segs <= _bounded.SEGS, 0.0  # failed: last block's
         counted = (_MIN_COUNTS and self.backend == "compiled" and segs < _PLAIN_SEGS
-                   and bool(np.all(d <= n * e))) and [0, np.empty(0, np.int64), None]  # fmt: skip
+                   and only_mins) and [0, np.empty(0, np.int64), None]  # fmt: skip
         while pos < starts.size:
             interrupt.check()  # a batch's timeout or cancellation
             b = starts[pos : pos + size]
