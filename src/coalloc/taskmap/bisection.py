@@ -22,7 +22,15 @@ from . import _multilevel
 from .hierarchy import Topology
 from .levels import TaskLevel, subgraph
 
-__all__ = ["bisect_map", "grow", "spectral_split", "fiedler_order", "split_point", "hop_distances"]
+__all__ = [
+    "bisect_map",
+    "envelope_flops",
+    "fiedler_order",
+    "grow",
+    "hop_distances",
+    "spectral_split",
+    "split_point",
+]
 
 
 #: Up to this many vertices, hop distances come from a Python breadth-first search (the
@@ -138,7 +146,8 @@ def grow(
     none = np.zeros(n_loc, dtype=bool)
     best, best_cut = None, np.inf
     tries = [("grow", s0) for s0 in seeds[:trials]]
-    if spectral and n_loc >= 64 and siw.shape[0] and ("order" in prep or _in_time(six.shape[0])):
+    fits = spectral and n_loc >= 64 and siw.shape[0]
+    if fits and ("order" in prep or _in_time(six.shape[0], prep)):
         tries.append(("spectral", 0))
     if differences and n_loc >= 64 and len(seeds) >= 3:
         tries += [("difference", pair) for pair in _PAIRS]
@@ -405,18 +414,87 @@ def predicted_seconds(nnz: int, scope=None) -> float:
     return rate * nnz
 
 
-def _in_time(nnz: int) -> bool:
+#: A subgraph whose factorisation is predicted to cost more than this many operations per
+#: entry (:func:`envelope_flops`) has its eigensolve predicted that many times slower
+#: (:func:`_in_time`): shift-invert factorises the Laplacian, and on a graph with dense
+#: cores the fill, not the entries, sets the time. Measured (issue 40, h56hub; load 16, one
+#: Fiedler order of each fine graph of the held-back set and ``vs_peers``): ba 3000 m4,
+#: 23,968 entries and 161k operations per entry, took 6.5-7.7 s (L+U 5.0M entries; the
+#: factorisation 6.2 s of 7.1), 12-15x the prediction from the call's pace, and began with
+#: 1.1 s left at 5 s ran the call 2-4 s past it; every stencil, mesh and geometric graph is
+#: under 6.5k per entry (none changes), ba 2000 m2 72k (0.3 s: over-predicted 4x), ba 1000,
+#: plc 1200, the 4-ary reduction 18-22k (about 2x). 0: off (the old rule).
+FIEDLER_FILL = 10_000.0
+
+
+def envelope_flops(sub: tuple) -> float:
+    """The operations of a banded factorisation of the subgraph's Laplacian in the reverse
+    Cuthill-McKee order: the sum of the squared row widths of its lower envelope (the
+    distance of each row to its first entry). An upper estimate of the factorisation behind
+    :func:`fiedler_order` (whose ordering is better), in about a millisecond per 10,000
+    entries: it is small on meshes and geometric graphs (row widths about the square root
+    of the vertices, or their 2/3 power) and near ``n**3 / 3`` on graphs with a dense core.
+
+    Parameters
+    ----------
+    sub : tuple of ndarray
+        ``(indptr, indices, data)`` of an undirected graph (no self-loops needed).
+
+    Returns
+    -------
+    float
+        The sum over rows of ``(row - first column) ** 2`` after the reordering.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> path = (np.array([0, 1, 3, 5, 6]), np.array([1, 0, 2, 1, 3, 2]), np.ones(6))
+    >>> envelope_flops(path)  # a path is banded: widths 0, 1, 1, 1
+    3.0
+    """
+    sip, six, siw = sub
+    n = sip.shape[0] - 1
+    if n == 0 or six.shape[0] == 0:
+        return 0.0
+    csr = sp.csr_matrix((np.ones(six.shape[0]), six, sip), shape=(n, n))
+    perm = csgraph.reverse_cuthill_mckee(csr, symmetric_mode=True)
+    pos = np.empty(n, dtype=np.int64)
+    pos[perm] = np.arange(n)
+    rows = np.repeat(pos, np.diff(sip))  # each entry's row, by position
+    first = np.arange(n)  # the first column of each position's row (itself at most)
+    np.minimum.at(first, rows, pos[six])
+    width = (np.arange(n) - first).astype(np.float64)
+    return float(np.dot(width, width))
+
+
+def _fill_factor(nnz: int, prep: Optional[dict]) -> float:
+    """How many times slower than :func:`predicted_seconds` the eigensolve of the vertex set
+    of ``prep`` (:func:`_prepared`) is predicted: ``envelope_flops / nnz /
+    FIEDLER_FILL``, at least 1 (1 without ``prep``, below 1,000 entries, or with the knob
+    off); kept in ``prep``."""
+    if prep is None or FIEDLER_FILL <= 0 or nnz < 1000:
+        return 1.0
+    if "fill" not in prep:
+        prep["fill"] = envelope_flops(prep["sub"]) / nnz
+    return max(1.0, prep["fill"] / FIEDLER_FILL)
+
+
+def _in_time(nnz: int, prep: Optional[dict] = None) -> bool:
     """Under a time limit, whether the Fiedler order of a subgraph of ``nnz`` entries is
-    predicted (:func:`predicted_seconds`) to end within :data:`FIEDLER_SHARE` of the time
-    left (True without a time limit). An eigensolve cannot be stopped inside, and a split
-    that ends past the deadline is lost (the stop comes at the next split; the run's answer
-    is its mapping offered before). On the large stencils and geometric graphs it ran
-    0.07-0.18 s past a 1 s limit under a load of 6 (h51tmap), 0.5-1.8 s past 5 s beside busy
-    loops (h54tmap); skipped, the split grows from its seeds."""
+    predicted (:func:`predicted_seconds`, times :func:`_fill_factor` for the vertex set of
+    ``prep``) to end within :data:`FIEDLER_SHARE` of the time left (True without a time
+    limit). An eigensolve cannot be stopped inside, and a split that ends past the deadline
+    is lost (the stop comes at the next split; the run's answer is its mapping offered
+    before). On the large stencils and geometric graphs it ran 0.07-0.18 s past a 1 s limit
+    under a load of 6 (h51tmap), 0.5-1.8 s past 5 s beside busy loops (h54tmap), on ba 3000
+    m4 2-4 s past 5 s (h56hub: :data:`FIEDLER_FILL`); skipped, the split grows from its
+    seeds."""
     left = time_left()
     if left is None:
         return True
-    return predicted_seconds(nnz) <= FIEDLER_SHARE * left
+    budget = FIEDLER_SHARE * left
+    pred = predicted_seconds(nnz)
+    return pred <= budget and pred * _fill_factor(nnz, prep) <= budget
 
 
 def bisect_map(
