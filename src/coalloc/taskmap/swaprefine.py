@@ -187,14 +187,13 @@ def _at_max(state: RefineState, top: float) -> np.ndarray:
 
 def _next_move(state: RefineState, j: int, top: float, locked: np.ndarray,
                pair_mark: np.ndarray, owed: int) -> tuple:  # fmt: skip
-    """The move of a sequence of :func:`link_swap_refine` at link ``j`` that adds the least
-    load to ``j`` (possibly a rise: a sequence may climb): of an unlocked task sending
-    across ``j``, to a processor across ``j`` -- its compute may go over ``top``, the processor
-    is then ``owed`` a task -- or, while a processor is owed, of one of its unlocked tasks
-    to another processor, one whose compute stays below ``top`` first (else that one is
-    owed next); every other link kept below ``top``
-    (the links at the maximum are judged at the sequence's end). ``(task, processor)`` or
-    None."""
+    """The next move of a sequence of :func:`link_swap_refine` at link ``j``: while no
+    processor is ``owed`` a task, of an unlocked task sending across ``j`` to a processor
+    across ``j``; else of an unlocked task of the owed processor to any other. The
+    destination's compute may go over ``top`` (that processor is then owed); every other
+    link stays below ``top`` (those at the maximum are judged at the sequence's end). Of
+    those, a destination with room first, then the least load added to ``j`` (a rise
+    allowed: a sequence may climb). ``(task, processor)`` or None."""
     from .refinement import _bottleneck_tasks
 
     topo, lv, m, p = state.topo, state.level, state.m, state.topo.P
@@ -221,8 +220,9 @@ def _next_move(state: RefineState, j: int, top: float, locked: np.ndarray,
     masked[_at_max(state, top)] = -1e30  # their rises: judged at the sequence's end
     up, dv = _multilevel.score_moves(lv.kern, topo.routes, m, masked, topo.bw, rt, rb, j, TINY)
     over = (state.nload[rb] + lv.vw[rt]) / topo.cap[rb] >= top * (1 - _TOL)
-    # least load on j first (ties: the move that leaves no processor owed); for an owed
-    # processor's task, a destination with room first (else a chain: the next one owed)
+    # a destination with room first (else a chain: it is owed next), then the least load
+    # added to j (the order by the load on j alone drifted: a processor 74.1 when j fell
+    # to 72.9 on plc 400, no prefix kept)
     ok = np.flatnonzero(up < top * (1 - _TOL))
     if ok.shape[0] == 0:
         return None
@@ -280,11 +280,12 @@ def link_swap_refine(state: RefineState, max_swaps: int) -> int:
     bottleneck (h56sum).
 
     A step takes the most occupied link ``j`` (it stops when a processor is as occupied)
-    and makes a sequence of moves in the manner of Fiduccia-Mattheyses: each time the move
-    of a task sending across ``j`` (not yet moved in the sequence) to the processor that
-    adds the least load to ``j`` -- a rise allowed, so that a group of tasks crosses
-    together, and a move and its reverse across make a swap -- among those that keep the
-    destination's compute and every other link below the maximum. The sequence is kept up
+    and makes a sequence of moves in the manner of Fiduccia-Mattheyses, each task once:
+    of a task sending across ``j`` to a processor across it, one with room first, then the
+    one adding the least load to ``j`` -- a rise allowed, so that a group of tasks crosses
+    together -- and, while a processor's compute is over the maximum, of one of its tasks
+    elsewhere (a move and its return make a swap; a chain a rotation); every other link
+    kept below the maximum. The sequence is kept up
     to its prefix of lowest maximum, then fewest processors and links at it, when that is
     below the step's start (undone otherwise, and the refinement ends). Under a deadline
     (:mod:`coalloc._shared.interrupt`) a sequence goes on past its first move only when the
