@@ -12,7 +12,7 @@ from typing import Optional
 import numpy as np
 
 from .._shared import interrupt
-from . import _multilevel, blockswap
+from . import _multilevel, blockswap, swaprefine
 from .levels import expand
 from .refinement import TINY, RefineState
 
@@ -92,7 +92,10 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     rises. With ``blockswap.BLOCK_SWAPS = "both"`` (the default, h56sum) this is done twice from
     the entry mapping, once after swaps of whole processors' contents under the same cap
     (:func:`~coalloc.taskmap.blockswap.block_swaps`), once without, and the answer of lower
-    maximum, then lower route cost, is kept. A move is checked against the loads of the moment
+    maximum, then lower route cost, is kept. With ``swaprefine.LINK_SWAPS`` on, a link at the
+    maximum is first relieved where sequences of moves across it lower the maximum
+    (:func:`~coalloc.taskmap.swaprefine.link_swap_refine`, h56sum), and the cap is the
+    maximum after them. A move is checked against the loads of the moment
     (the kernel's ``score_moves``), a swap by making it and undoing it
     if it overloads something. From the local minimum of moves and swaps a second phase adds
     **ejections** (issue 40 item 3): a move of ``t`` to ``b`` that ``b``'s compute blocks is
@@ -137,11 +140,12 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     (2, [1, 1, 0, 0], 2.0)
     """
     topo, lv = state.topo, state.level
-    m0 = state.m.copy()
     state.refresh()
-    cap = state.maximum()
-    if lv.n == 0 or topo.P < 2 or not cap > 0:
+    if lv.n == 0 or topo.P < 2 or not state.maximum() > 0:
         return 0
+    linked = swaprefine.link_swap_refine(state, 50) if swaprefine.LINK_SWAPS else 0
+    m0 = state.m.copy()
+    cap = state.maximum()
     mode = blockswap.BLOCK_SWAPS
     # "both": the moves alone (the step before h56sum), then with block swaps
     # (``blocks_first``: the other order); the lexicographically better is kept. When the
@@ -156,8 +160,8 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     if state.maximum() > cap * (1 + TINY):  # rounding: keep the entry mapping
         state.m = m0
         state.refresh()
-        return 0
-    return moved
+        return linked
+    return linked + moved
 
 
 def _key(state: RefineState) -> tuple:
@@ -558,9 +562,9 @@ def sum_step_until(tasks, resources, mapping: np.ndarray, cap: float, until: flo
     stopped run's answer (processor ids) of maximum occupancy ``cap``, until ``until`` (a
     :func:`time.perf_counter` instant; the step checks it between its passes, and the
     passes made are kept, each leaving consistent loads): the new mapping and its
-    ``max_occupancy`` result (from scratch), or None when it lowers no volume x distance or
-    lifts the maximum. Used by the default's ``portfolio.SUM_RESERVE`` (issue 40
-    follow-up, h52tmap)."""
+    ``max_occupancy`` result (from scratch), or None when it lowers neither the maximum nor
+    the volume x distance, or lifts the maximum. Used by the default's
+    ``portfolio.SUM_RESERVE`` (issue 40 follow-up, h52tmap)."""
     from .hierarchy import topology
     from .levels import TaskLevel
     from .occupancy import max_occupancy
@@ -576,8 +580,11 @@ def sum_step_until(tasks, resources, mapping: np.ndarray, cap: float, until: flo
             sum_refine(state, max(200, 4 * fine.n), blocks_first=SPARE_BLOCKS_FIRST)
     except interrupt.DeadlinePassed:  # state.m: after the passes made (checked below)
         pass
-    if not float(np.dot(fine.iw, topo.cost[state.m[rows], state.m[fine.ix]])) < before * (1 - 1e-9):
+    lower = float(np.dot(fine.iw, topo.cost[state.m[rows], state.m[fine.ix]])) < before * (1 - 1e-9)
+    if not lower and not state.maximum() < cap * (1 - 1e-9):  # neither objective fell
         return None
     out = topo.order_nodes[state.m]
     after = max_occupancy(tasks, resources, out)
-    return (out, after) if after[0] <= cap * (1 + 1e-12) else None
+    if after[0] < cap * (1 - 1e-12):  # the link step (swaprefine.LINK_SWAPS): a lower maximum
+        return out, after
+    return (out, after) if lower and after[0] <= cap * (1 + 1e-12) else None

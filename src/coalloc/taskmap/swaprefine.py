@@ -27,12 +27,15 @@ cap. The stencils and pipelines are unchanged (a link is their bottleneck, or no
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .._shared import interrupt
+from . import _multilevel
 from .hierarchy import Topology
 from .levels import TaskLevel
-from .refinement import RefineState
+from .refinement import TINY, RefineState
 
 __all__ = ["swap_refine", "swapped"]
 
@@ -162,3 +165,182 @@ def swapped(topo: Topology, fine: TaskLevel, best: tuple, run: dict) -> tuple:
     if made and value < best[0] * (1 - _TOL):
         return (value, state.m, [*best[2], value], *best[3:])
     return best
+
+
+# --------------------------------------------------------------------------------------
+# Swaps across a bottleneck link (h56sum)
+# --------------------------------------------------------------------------------------
+
+#: True (the default): :func:`~coalloc.taskmap.sumrefine.sum_refine` first runs
+#: :func:`link_swap_refine` when a link is the bottleneck (h56sum); False: it does not.
+LINK_SWAPS = True
+#: Moves of one sequence of :func:`link_swap_refine`, at most.
+_LINK_SEQ = 32
+#: Tasks sending across the link scored per move of a sequence (most volume across first).
+_LINK_CAND = 64
+
+
+def _at_max(state: RefineState, top: float) -> np.ndarray:
+    """The links at the maximum ``top``."""
+    return np.flatnonzero(state.lload / state.topo.bw >= top * (1 - _TOL))
+
+
+def _next_move(state: RefineState, j: int, top: float, locked: np.ndarray,
+               pair_mark: np.ndarray, owed: int) -> tuple:  # fmt: skip
+    """The next move of a sequence of :func:`link_swap_refine` at link ``j``: while no
+    processor is ``owed`` a task, of an unlocked task sending across ``j`` to a processor
+    across ``j``; else of an unlocked task of the owed processor to any other. The
+    destination's compute may go over ``top`` (that processor is then owed); every other
+    link stays below ``top`` (those at the maximum are judged at the sequence's end). Of
+    those, a destination with room first, then the least load added to ``j`` (a rise
+    allowed: a sequence may climb). ``(task, processor)`` or None."""
+    from .refinement import _bottleneck_tasks
+
+    topo, lv, m, p = state.topo, state.level, state.m, state.topo.P
+    if owed < 0:
+        tasks = _bottleneck_tasks(state, "link", j, lv.n, pair_mark)
+    else:
+        tasks = np.flatnonzero(m == owed)
+    tasks = tasks[~locked[tasks]][:_LINK_CAND]
+    if tasks.shape[0] == 0:
+        return None
+    rt = np.repeat(tasks, p - 1)
+    rb = (m[rt] + np.tile(np.arange(1, p), tasks.shape[0])) % p
+    if owed >= 0:
+        keep = rb != owed
+    else:  # across j: the route between the two processors takes it
+        pairs = topo.lpairs[topo.lptr[j] : topo.lptr[j + 1]]
+        pair_mark[pairs] = True
+        keep = pair_mark[m[rt] * p + rb]
+        pair_mark[pairs] = False
+    rt, rb = rt[keep], rb[keep]
+    if rt.shape[0] == 0:
+        return None
+    masked = state.lload.copy()
+    masked[_at_max(state, top)] = -1e30  # their rises: judged at the sequence's end
+    up, dv = _multilevel.score_moves(lv.kern, topo.routes, m, masked, topo.bw, rt, rb, j, TINY)
+    over = (state.nload[rb] + lv.vw[rt]) / topo.cap[rb] >= top * (1 - _TOL)
+    # a destination with room first (else a chain: it is owed next), then the least load
+    # added to j (the order by the load on j alone drifted: a processor 74.1 when j fell
+    # to 72.9 on plc 400, no prefix kept)
+    ok = np.flatnonzero(up < top * (1 - _TOL))
+    if ok.shape[0] == 0:
+        return None
+    dv, over = dv[ok], over[ok]
+    k = int(ok[np.lexsort((dv, over))[0]])
+    return int(rt[k]), int(rb[k])
+
+
+def _fits_in_time(t0: float, moves: int) -> bool:
+    """Whether ``moves`` more moves, each as long as the one since ``t0``, end before the
+    deadline in force (True without one)."""
+    end = interrupt.deadline_ns()
+    if end < 0:
+        return True
+    now = time.perf_counter()
+    return now + moves * (now - t0) < end * 1e-9
+
+
+def _sequence(state: RefineState, j: int, before: tuple, pair_mark: np.ndarray) -> int:
+    """One sequence of :func:`link_swap_refine` at link ``j``: up to :data:`_LINK_SEQ`
+    moves, each task once, kept up to the prefix of lowest :func:`_key` when that is below
+    ``before`` (the rest undone; all of it when none is): the moves kept."""
+    top = before[0]
+    locked = np.zeros(state.level.n, dtype=bool)
+    done: list = []
+    best, best_len = before, 0
+    owed = -1
+    t0 = time.perf_counter()
+    try:
+        for i in range(_LINK_SEQ):
+            if i == 1 and not _fits_in_time(t0, _LINK_SEQ - 1):
+                break  # the rest of the sequence would not end by the deadline
+            nxt = _next_move(state, j, top, locked, pair_mark, owed)
+            if nxt is None:
+                break
+            t, b = nxt
+            done.append((t, int(state.m[t])))
+            state.move(t, b)
+            locked[t] = True
+            n_occ = state.nload / state.topo.cap
+            owed = int(np.argmax(n_occ))  # the most occupied processor, when over the top
+            owed = owed if n_occ[owed] >= top * (1 - _TOL) else -1
+            key = _key(state)
+            if _lower(key, best):
+                best, best_len = key, len(done)
+            interrupt.check()
+    finally:  # a deadline too: back to the best prefix, the loads consistent
+        for t, a in reversed(done[best_len:]):
+            state.move(t, a)
+    return best_len
+
+
+def link_swap_refine(state: RefineState, max_swaps: int) -> int:
+    """Sequences of moves of tasks across the bottleneck link while a link is the
+    bottleneck (h56sum).
+
+    A step takes the most occupied link ``j`` (it stops when a processor is as occupied)
+    and makes a sequence of moves in the manner of Fiduccia-Mattheyses, each task once:
+    of a task sending across ``j`` to a processor across it, one with room first, then the
+    one adding the least load to ``j`` -- a rise allowed, so that a group of tasks crosses
+    together -- and, while a processor's compute is over the maximum, of one of its tasks
+    elsewhere (a move and its return make a swap; a chain a rotation); every other link
+    kept below the maximum. The sequence is kept up
+    to its prefix of lowest maximum, then fewest processors and links at it, when that is
+    below the step's start (undone otherwise, and the refinement ends). Under a deadline
+    (:mod:`coalloc._shared.interrupt`) a sequence goes on past its first move only when the
+    rest, at the first move's pace, is predicted to end before it; the deadline is polled
+    after every move and a stop undoes the moves past the best prefix. At the end, when the
+    maximum did not fall below the entry's, the entry mapping is restored: the step changes
+    nothing unless the bottleneck falls.
+
+    Parameters
+    ----------
+    state : RefineState
+        The mapping and its loads (changed in place; the loads recomputed at the end).
+    max_swaps : int
+        At most this many sequences kept.
+
+    Returns
+    -------
+    int
+        The moves kept; 0 when the entry mapping is kept.
+
+    Examples
+    --------
+    Two pairs of tasks on the two nodes of a rack, each pair split across the nodes, the
+    nodes' compute full: a link is the bottleneck and no single move fits.
+
+    >>> import numpy as np
+    >>> from coalloc.taskmap import generators, hierarchy
+    >>> res = generators.hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=1)
+    >>> lv = TaskLevel(np.array([0, 1, 2, 3, 4]), np.array([1, 0, 3, 2]), np.full(4, 40.0),
+    ...                np.full(4, 3.5))
+    >>> state = RefineState(hierarchy.topology(res), lv, np.array([0, 1, 0, 1]))
+    >>> state.maximum(), link_swap_refine(state, 10), state.m.tolist(), state.maximum()
+    (8.0, 2, [1, 1, 0, 0], 7.0)
+    """
+    m0 = state.m.copy()
+    state.refresh()
+    entry = state.maximum()
+    pair_mark = np.zeros(state.topo.P * state.topo.P, dtype=bool)
+    made = 0
+    try:
+        for _ in range(max_swaps):
+            interrupt.check()
+            n_occ, l_occ = state.occ()
+            top = state.maximum()
+            if not l_occ.shape[0] or n_occ.max() >= top * (1 - _TOL):
+                break  # a processor is at the maximum: its swaps are swap_refine's
+            kept = _sequence(state, int(np.argmax(l_occ)), _key(state), pair_mark)
+            if not kept:
+                break
+            made += kept
+            state.refresh()
+    finally:
+        state.refresh()
+        if not state.maximum() < entry * (1 - _TOL):
+            state.m = m0
+            state.refresh()
+            made = 0
+    return made
