@@ -146,6 +146,8 @@ def _sum_in_reserve(tasks, resources, result: TaskMappingResult, until: float,
 #: as the call does; niced beside two busy loops (load 10) the step ran 0.3-1.1 s past its
 #: deadline on stencil27 20x20x8 onto a dragonfly of 144 at ``T`` = 5 s (h56late)
 SUM_PROBE = 3.0
+#: The largest call pace (wall / CPU seconds) :func:`sum_in_spare_time` believes
+SUM_PACE_MAX = 20.0
 #: Seconds that must be left before the caller's deadline, past
 #: :func:`_result_seconds`, for :func:`sum_in_spare_time` to start (its set-up and a
 #: useful share of a pass: 30-60 ms a pass on 2,000 tasks under load, the moves of most
@@ -154,7 +156,7 @@ SUM_SPARE_MIN = 0.02
 
 
 def sum_in_spare_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMappingResult,
-                      until: float) -> TaskMappingResult:  # fmt: skip
+                      until: float, pace: float = 1.0) -> TaskMappingResult:  # fmt: skip
     """The sum step on a stopped default answer in the time its caller's budget has left.
 
     What :func:`~coalloc.taskmap.solve`'s default method does with a ``time_limit`` when
@@ -180,6 +182,11 @@ def sum_in_spare_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMa
         ``timings["sum_spare"]`` when the step ran. Its status and gap are the caller's.
     until : float
         The caller's deadline on :func:`time.perf_counter`'s clock.
+    pace : float, default 1.0
+        How many times slower than its CPU time the call has run so far (wall / process
+        seconds, at least 1, at most :data:`SUM_PACE_MAX`): :func:`_result_seconds` is kept
+        back that many times (niced beside two busy loops, load 10-17: a pace of 5-10, and
+        the step's unpolled set-up and update took 0.6-2.6 s where 0.23 s was kept; h56late).
 
     Returns
     -------
@@ -195,7 +202,8 @@ def sum_in_spare_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMa
         return result
     occupancy_graph(tasks, resources, result.mapping)  # the call's pace (SUM_PROBE)
     t1 = time.perf_counter()
-    keep = _result_seconds(tasks) + SUM_PROBE * (t1 - t0)
+    pace = min(max(float(pace), 1.0), SUM_PACE_MAX)
+    keep = _result_seconds(tasks) * pace + SUM_PROBE * (t1 - t0)
     if until - t1 < keep + SUM_SPARE_MIN:
         return result
     _sum_in_reserve(tasks, resources, result, until, "the spare time", keep)
