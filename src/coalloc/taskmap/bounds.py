@@ -276,12 +276,11 @@ def _jobs(tasks: TaskGraph, resources: ResourceGraph, basic: float, memo: dict,
     hit = memo.get(key)
     if hit is not None and hit[0]() is resources:
         return hit[1]
-    if until is not None:
-        pred = JOB_SECONDS * len(_job_sets(tasks)) * resources.n_processors
-        if time.perf_counter() + pred >= until:
-            cut[0] = True
-            return basic
-    value = max(basic, _jobs_bound(tasks, resources, basic))
+    jobs = None if until is None else len(_job_sets(tasks))  # (0: no job, no second look)
+    if jobs and time.perf_counter() + JOB_SECONDS * jobs * resources.n_processors >= until:
+        cut[0] = True
+        return basic
+    value = basic if jobs == 0 else max(basic, _jobs_bound(tasks, resources, basic))
     memo[key] = (weakref.ref(resources), value)
     return value
 
