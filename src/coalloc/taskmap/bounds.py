@@ -97,16 +97,15 @@ from .._shared.caches import cache_of
 from .._shared.lp_highs import solve_lp
 from ._bisect import _least, _Spent
 from .cutbound import _cuts
-from .jobbound import _jobs_bound
+from .jobbound import _job_sets, _jobs_bound
 from .model import ResourceGraph, TaskGraph
-from .routing import route_table
+from .startables import _SLACK, _Stars
 
 __all__ = ["STRENGTHS", "bound_tests", "lower_bound", "seconds_per_test", "timed_bound"]
 
 #: The strengths of :func:`lower_bound`: "basic" <= "stars" <= each of "cuts", "joint" and
 #: "spectral" (the last three each add one argument to "stars").
 STRENGTHS = ("basic", "stars", "cuts", "joint", "spectral")
-_SLACK = 1e-12  # relative slack of every test: a rounding error never fails a feasible L
 _ROUNDS = 8  # rounds of the "may sit" test at one L
 _WORK = 2e7  # cap on the entries a table builds (tasks x processors, rows x P x P, ...):
 # above it the step is skipped (the bound stays valid, only weaker; above it for tasks x
@@ -241,7 +240,9 @@ def _bound(tasks: TaskGraph, resources: ResourceGraph, strength: str, cap: Optio
         if until is not None and time.perf_counter() >= until:
             cut[0] = True
             return basic
-        jobs = max(basic, _jobs_bound(tasks, resources, basic))
+        jobs = _jobs(tasks, resources, basic, memo, until, cut)
+        if cut[0]:
+            return basic
         value = max(jobs, _stars(tasks, resources, jobs, cap, until, cut))
     elif strength == "joint":
         from .jointbound import joint_bound  # highspy's MILP: opt-in
@@ -257,6 +258,30 @@ def _bound(tasks: TaskGraph, resources: ResourceGraph, strength: str, cap: Optio
         value = max(_bound(tasks, resources, "stars", cap), _cuts(tasks, resources, basic))
     if not cut[0]:
         memo[key] = (weakref.ref(resources), value)
+    return value
+
+
+#: Timed: the job bound's predicted wall seconds per job and processor (9 jobs onto 140: 13
+#: ms, 22 ms under a load of 10; the audit's Table 1 pipeline at ``T`` = 0.05 s: 13-100 ms
+#: unpolled of the first part's 12.5, out of the method's budget; h56late)
+JOB_SECONDS = 1.5e-5
+
+
+def _jobs(tasks: TaskGraph, resources: ResourceGraph, basic: float, memo: dict,
+          until: Optional[float], cut: list) -> float:  # fmt: skip
+    """The job bound, at least ``basic``: a function of the graphs, kept in ``memo`` per
+    resource graph (no later call pays it again); under ``until`` not started when
+    :data:`JOB_SECONDS` predicts its end after it (``cut[0]`` set, ``basic`` returned)."""
+    key = (id(resources), "jobs")
+    hit = memo.get(key)
+    if hit is not None and hit[0]() is resources:
+        return hit[1]
+    jobs = None if until is None else len(_job_sets(tasks))  # (0: no job, no second look)
+    if jobs and time.perf_counter() + JOB_SECONDS * jobs * resources.n_processors >= until:
+        cut[0] = True
+        return basic
+    value = basic if jobs == 0 else max(basic, _jobs_bound(tasks, resources, basic))
+    memo[key] = (weakref.ref(resources), value)
     return value
 
 
@@ -420,7 +445,12 @@ def _stars(tasks: TaskGraph, resources: ResourceGraph, start: float,
     if past():
         return start
     t = time.perf_counter()
-    st = _Stars(tasks, resources)
+    try:
+        st = _Stars(tasks, resources, None if until is None else
+                    lambda done: _paced(until, t, done))  # fmt: skip
+    except _Spent:  # its build predicted (or found) to end past ``until``
+        cut[0] = True
+        return start
     if until is not None:
         rate[0] = max(rate[0], (time.perf_counter() - t) / cells)
     lo = float(start)
@@ -476,135 +506,6 @@ def _full_phase(st, lo: float, max_tests: Optional[int], until: Optional[float],
     return _least(full, lo)
 
 
-class _Stars:
-    """What the star test needs, computed once per instance."""
-
-    def __init__(self, tasks, resources):
-        w = tasks.node_weight.astype(np.float64)
-        n = tasks.n
-        ip, ix, iw = tasks.undirected_csr()
-        deg = np.diff(ip)
-        rows = np.repeat(np.arange(n), deg)
-        wn = w[ix]
-        safe = np.where(wn > 0, wn, 1.0)
-        ratio = np.where(wn > 0, iw / safe, np.inf)
-        order = np.lexsort((-ratio, rows))  # each row's neighbours, best volume per weight first
-        self.n, self.w, self.rows = n, w, rows
-        self.ix = ix[order]
-        self.wn, self.vn = wn[order], iw[order]
-        cw = np.cumsum(self.wn)
-        first = np.repeat(ip[:-1], deg)
-        self.wprev = cw - self.wn - (cw[first] - self.wn[first]) if ix.size else cw
-        self.vol = np.bincount(rows, weights=iw, minlength=n)
-        # the count bound: at most k neighbours fit (k = how many of the lightest fit), and
-        # they keep at most the k largest volumes; per row, the lightest weights' running
-        # sums and the largest volumes' running sums
-        by_w = np.lexsort((wn, rows))
-        by_v = np.lexsort((-iw, rows))
-        start = np.repeat(ip[:-1], deg)
-        self.wlight = (
-            np.cumsum(wn[by_w]) - (np.cumsum(wn[by_w]) - wn[by_w])[start] if ix.size else wn
-        )
-        cv = np.cumsum(iw[by_v])
-        self.vtop = cv - (cv - iw[by_v])[start] if ix.size else iw
-        self.row_start = ip[:-1]
-        self.adjacency = sp.csr_matrix(
-            (np.ones(ix.shape[0], dtype=np.float32), ix, ip), shape=(n, n)
-        )
-        procs = resources.processors
-        self.P = int(procs.shape[0])
-        self.cap = resources.capacity[procs].astype(np.float64)
-        self.ucap, self.cap_class = np.unique(self.cap, return_inverse=True)
-        self.cap_class = self.cap_class.reshape(-1)
-        self.band = resources.adjacent_bandwidth[procs].astype(np.float64)
-        self.bw = resources.bandwidth.astype(np.float64)
-        self.hop = None
-        self.resources = resources
-
-    def leaving(self, L: float) -> np.ndarray:
-        """(n, K): the least volume task t sends off its processor when that processor has
-        capacity class k and occupancy at most L: its volume less what it can keep, the
-        smaller of the fractional knapsack of its neighbours in the room and the largest
-        volumes of as many neighbours as fit (counting the lightest)."""
-        out = np.empty((self.n, self.ucap.shape[0]))
-        for k, c in enumerate(self.ucap):
-            room = L * c * (1 + _SLACK) - self.w
-            rr = room[self.rows] - self.wprev
-            frac = np.where(
-                self.wn > 0,
-                np.clip(rr / np.where(self.wn > 0, self.wn, 1.0), 0.0, 1.0),
-                (rr >= 0).astype(np.float64),
-            )
-            keep = np.bincount(self.rows, weights=self.vn * frac, minlength=self.n)
-            if self.vtop.size:
-                fits = np.bincount(
-                    self.rows, weights=(self.wlight <= room[self.rows]), minlength=self.n
-                ).astype(np.int64)
-                last = np.maximum(self.row_start + fits - 1, 0)
-                keep = np.minimum(keep, np.where(fits > 0, self.vtop[last], 0.0))
-            out[:, k] = np.where(room < 0, np.inf, np.maximum(self.vol - keep, 0.0))
-        return out
-
-    def slots(self) -> np.ndarray:
-        """(P, E): the position of each link among the links of each processor."""
-        if getattr(self, "_slot", None) is None:
-            links = self.resources.links
-            procs = self.resources.processors
-            row = np.full(self.resources.n_nodes, -1)
-            row[procs] = np.arange(self.P)
-            slot = np.zeros((self.P, links.shape[0]), dtype=np.int64)
-            count = np.zeros(self.P, dtype=np.int64)
-            cols = []
-            for e, (u, v) in enumerate(links.tolist()):
-                for x in (u, v):
-                    r = row[x]
-                    if r >= 0:
-                        slot[r, e] = count[r]
-                        cols.append((r, count[r], self.bw[e]))
-                        count[r] += 1
-            D = max(1, int(count.max()) if count.size else 1)
-            sbw = np.zeros((self.P, D))
-            for r, k, b in cols:
-                sbw[r, k] = b
-            self._slot, self._sbw = slot, sbw
-        return self._slot
-
-    def slot_bw(self) -> np.ndarray:
-        """(P, D): the bandwidth of each link of each processor, by position (0 padded)."""
-        self.slots()
-        return self._sbw
-
-    def first_hops(self) -> np.ndarray:
-        """(P, P): the link by which the route from processor i to processor j leaves i
-        (-1 on the diagonal)."""
-        if self.hop is not None:
-            return self.hop
-        rt = route_table(self.resources)
-        pred = rt.pred.astype(np.int64)
-        plink = rt.pred_link.astype(np.int64)
-        procs = self.resources.processors
-        P, R = pred.shape
-        src = procs[:, None]
-        # child[k, v]: the node after processors[k] on its route tree towards v
-        child = np.where(pred == src, np.arange(R)[None, :], -1)
-        par = np.where(pred >= 0, pred, 0)
-        for _ in range(R):
-            nxt = np.where(child >= 0, child, np.take_along_axis(child, par, axis=1))
-            nxt = np.where(pred >= 0, nxt, -1)
-            if np.array_equal(nxt, child):
-                break
-            child = nxt
-        hop = np.full((P, P), -1, dtype=np.int64)
-        kk, jj = np.meshgrid(np.arange(P), np.arange(P), indexing="ij")
-        low = kk < jj
-        c = child[kk[low], procs[jj[low]]]
-        hop[low] = plink[kk[low], np.where(c >= 0, c, 0)]
-        high = kk > jj
-        hop[high] = plink[jj[high], procs[kk[high]]]
-        self.hop = hop
-        return hop
-
-
 def _lp(adm, leave, w, cap, bq, L, until: Optional[float] = None) -> bool:
     """Fractional assignment with two budgets per processor: compute (L c_p) and the
     volume its tasks must send off it (L b_p). Tasks and processors with equal rows merge.
@@ -650,6 +551,14 @@ def _lp(adm, leave, w, cap, bq, L, until: Optional[float] = None) -> bool:
     if out.status == "time_limit":
         raise _Spent
     return out.status != "infeasible"  # only a proof of infeasibility counts
+
+
+def _paced(until: float, t0: float, done: float) -> None:
+    """:class:`_Spent` when a step begun at ``t0``, ``done`` through (a share), is predicted
+    at its pace so far to end after ``until`` (the star tables' timed build)."""
+    now = time.perf_counter()
+    if now + (now - t0) * (1.0 - done) / done >= until:
+        raise _Spent
 
 
 def _poll(until: Optional[float]) -> None:

@@ -118,16 +118,16 @@ SUM_SPARE = True
 
 
 def _sum_in_reserve(tasks, resources, result: TaskMappingResult, until: float,
-                    where: str = "the reserve") -> bool:  # fmt: skip
-    """The sum step on a stopped multilevel answer until ``until`` (less the result's
-    update, :func:`_result_seconds`); ``result`` changes only when the sum falls and the
-    maximum does not rise (:func:`~coalloc.taskmap.sumrefine.sum_step_until`). Whether it
-    changed."""
+                    where: str = "the reserve", keep: Optional[float] = None) -> bool:  # fmt: skip
+    """The sum step on a stopped multilevel answer until ``until`` less ``keep`` (the
+    result's update; None: :func:`_result_seconds`); ``result`` changes only when the sum
+    falls and the maximum does not rise (:func:`~coalloc.taskmap.sumrefine.sum_step_until`).
+    Whether it changed."""
     from .occupancy import occupancy_graph
     from .sumrefine import sum_step_until
 
     cap = float(result.max_occupancy)
-    stop = until - _result_seconds(tasks)
+    stop = until - (_result_seconds(tasks) if keep is None else keep)
     better = sum_step_until(tasks, resources, result.mapping, cap, stop)
     if better is None:
         return False
@@ -140,6 +140,14 @@ def _sum_in_reserve(tasks, resources, result: TaskMappingResult, until: float,
     return True
 
 
+#: :func:`sum_in_spare_time` keeps back, past :func:`_result_seconds`, this many times the
+#: wall seconds of one occupancy graph of the answer, measured first in the call: the step's
+#: unpolled parts (its set-up, its last swap window, the update from scratch) run as slowly
+#: as the call does; niced beside two busy loops (load 10) the step ran 0.3-1.1 s past its
+#: deadline on stencil27 20x20x8 onto a dragonfly of 144 at ``T`` = 5 s (h56late)
+SUM_PROBE = 3.0
+#: The largest call pace (wall / CPU seconds) :func:`sum_in_spare_time` believes
+SUM_PACE_MAX = 20.0
 #: Seconds that must be left before the caller's deadline, past
 #: :func:`_result_seconds`, for :func:`sum_in_spare_time` to start (its set-up and a
 #: useful share of a pass: 30-60 ms a pass on 2,000 tasks under load, the moves of most
@@ -148,7 +156,7 @@ SUM_SPARE_MIN = 0.02
 
 
 def sum_in_spare_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMappingResult,
-                      until: float) -> TaskMappingResult:  # fmt: skip
+                      until: float, pace: float = 1.0) -> TaskMappingResult:  # fmt: skip
     """The sum step on a stopped default answer in the time its caller's budget has left.
 
     What :func:`~coalloc.taskmap.solve`'s default method does with a ``time_limit`` when
@@ -157,7 +165,8 @@ def sum_in_spare_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMa
     is often not all spent (a prediction; geometric 1,200 on the Table 1 graph at ``T`` =
     5 s: 1.1 s left, the step took 0.05 s and lowered the sum 0.58x). The step
     (:func:`~coalloc.taskmap.sumrefine.sum_step_until`) runs until ``until`` less
-    :func:`_result_seconds` (at least :data:`SUM_RESULT_SECONDS`), when at least
+    :func:`_result_seconds` (at least :data:`SUM_RESULT_SECONDS`) and :data:`SUM_PROBE`
+    times an occupancy graph's wall seconds measured first, when at least
     :data:`SUM_SPARE_MIN` more are left; it looks
     at the clock between its moves, keeps the moves made, and its answer is kept only when
     the sum falls and the maximum occupancy, recomputed from scratch, does not rise
@@ -173,12 +182,19 @@ def sum_in_spare_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMa
         ``timings["sum_spare"]`` when the step ran. Its status and gap are the caller's.
     until : float
         The caller's deadline on :func:`time.perf_counter`'s clock.
+    pace : float, default 1.0
+        How many times slower than its CPU time the call has run so far (wall / process
+        seconds, at least 1, at most :data:`SUM_PACE_MAX`): :func:`_result_seconds` is kept
+        back that many times (niced beside two busy loops, load 10-17: a pace of 5-10, and
+        the step's unpolled set-up and update took 0.6-2.6 s where 0.23 s was kept; h56late).
 
     Returns
     -------
     TaskMappingResult
         ``result``.
     """
+    from .occupancy import occupancy_graph
+
     if result.mapping is None or result.status != "time_limit" or not SUM_SPARE:
         return result
     if result.iterations.get("first_answer"):  # stopped before the topology (h56sets): the
@@ -186,7 +202,13 @@ def sum_in_spare_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMa
     t0 = time.perf_counter()
     if until - t0 < _result_seconds(tasks) + SUM_SPARE_MIN:
         return result
-    _sum_in_reserve(tasks, resources, result, until, "the spare time")
+    occupancy_graph(tasks, resources, result.mapping)  # the call's pace (SUM_PROBE)
+    t1 = time.perf_counter()
+    pace = min(max(float(pace), 1.0), SUM_PACE_MAX)
+    keep = _result_seconds(tasks) * pace + SUM_PROBE * (t1 - t0)
+    if until - t1 < keep + SUM_SPARE_MIN:
+        return result
+    _sum_in_reserve(tasks, resources, result, until, "the spare time", keep)
     result.timings = {**result.timings, "sum_spare": time.perf_counter() - t0}
     return result
 
