@@ -81,7 +81,7 @@ _SHORT_BLOCK = 128
 #: answer: week N = 1,024 simple case 2 1.8x slower with 512).
 _SHORT_BLOCK_TOTALS = _MAX_BLOCK
 #: The kept proofs' weights from the block maxima on ``window_screen``'s route (_proof_screen).
-_PROOF_SCREEN = False
+_PROOF_SCREEN = True
 #: Starts per sub-block of the pruned screen (``pruned_screen``, issue 40): the nodes whose
 #: bounds over a sub-block keep them out of the ``N`` largest amounts and scores at every
 #: start are only counted.
