@@ -69,16 +69,19 @@ class ProofScreen:
     the maxima built once for every start whose window holds ``A``)."""
 
     def __init__(self, scan, pool, duration: float) -> None:
-        self.times, _, self.bm = pool._block_maxima()
+        self.pool, self.bm = pool, None  # the index read when first needed (not built here)
         self.duration, self.scan = duration, scan
         self.anchor = None  # (c0, A, W, L, R): L[i] max of blocks c0 + i .. A - 1, R[j] A .. A+j-1
         self.key, self.ahi, self.said = None, None, {}  # the last bound and its verdicts
         self.asked = self.proven = 0  # counts: the screen's own share of proofs (scan.py)
-        self.whole = scan.nodes.size == self.bm.shape[0] and bool(
-            np.all(scan.nodes == np.arange(scan.nodes.size)))  # fmt: skip
 
     def lows(self, t: float) -> np.ndarray:
         """``(len(nodes), m)``: at most each node's window maximum at start ``t``."""
+        if self.bm is None:  # a start to prove: the pool's index (built by then, or now)
+            self.times, _, self.bm = self.pool._block_maxima()
+            nodes = self.scan.nodes
+            self.whole = nodes.size == self.bm.shape[0] and bool(
+                np.all(nodes == np.arange(nodes.size)))  # fmt: skip
         sc, bm = self.scan, self.bm
         c0, c1 = _blocks(self.times, t, self.duration)
         if c1 <= c0:
@@ -103,7 +106,7 @@ class ProofScreen:
         self.asked += 1
         if not sc.proofs:
             return False
-        key = _blocks(self.times, float(b[s]), self.duration)  # the bound's blocks
+        key = _blocks(self.pool._state[0], float(b[s]), self.duration)  # the bound's blocks
         if key != self.key:  # the starts of a block of segments share them
             self.key, self.ahi, self.said = key, sc.cap - self.lows(float(b[s])), {}
         for lam in sc.proofs:  # as bound_proves, each weights' verdict kept for the key
