@@ -48,6 +48,7 @@ from ._heuristic_sets import dual_cuts, greedy_starts, improve, large_search, pr
 from ._ledger import MAX_LISTED as _MAX_LISTED
 from ._ledger import Ledger, answer_message, impossible
 from ._order import demand_first
+from ._proof_screen import ProofScreen
 from .core import (
     CallReport,
     Clock,
@@ -79,6 +80,8 @@ _SHORT_BLOCK = 128
 #: The minimums-only requests keep :data:`_SHORT_BLOCK` (their counted blocks run past the
 #: answer: week N = 1,024 simple case 2 1.8x slower with 512).
 _SHORT_BLOCK_TOTALS = _MAX_BLOCK
+#: The kept proofs' weights from the block maxima on ``window_screen``'s route (_proof_screen).
+_PROOF_SCREEN = True
 #: Starts per sub-block of the pruned screen (``pruned_screen``, issue 40): the nodes whose
 #: bounds over a sub-block keep them out of the ``N`` largest amounts and scores at every
 #: start are only counted.
@@ -362,6 +365,7 @@ class _Scan:
         fuse = plain or _FUSE_SHARE * (n + n // 2 + 1) <= nodes.size  # window_screen later
         if fuse:  # it holds no window maxima of every node: the longest blocks pay most
             largest = max(_MAX_BLOCK, block)
+        screen = _PROOF_SCREEN and fuse and ProofScreen(self, pool, request.duration)
         bounds, failed = _bounded.ON and segs <= _bounded.SEGS, 0.0  # failed: last block's
         counted = (_MIN_COUNTS and self.backend == "compiled" and segs < _PLAIN_SEGS
                    and only_mins) and [0, np.empty(0, np.int64), None]  # fmt: skip
@@ -436,14 +440,17 @@ class _Scan:
                     counters["weighted_screen"] = counters.get("weighted_screen", 0) + 1
                     note({"start": float(b[s]), "check": "combination", "property": None})
                     continue
-                if tm_block is None:
+                if screen and screen.proves(b, s):  # noted as search_at's proven_by notes it
+                    continue
+                if tm_block is None or (at is None and s - off >= tm_block.shape[0]):
                     # the window maxima of every node from this start to the block's end, once
                     # (a start that fails the set search is often followed by others that pass
                     # the screens: one call per start would cost a window's length each); the
                     # next blocks compute them all (window_screen would only add its cost)
-                    tm_block, off = ker.window_max_rows(times, res, nodes, b[s:],
+                    k = s + (screen.ahead(b.size) if screen else b.size)  # s alone or on
+                    tm_block, off = ker.window_max_rows(times, res, nodes, b[s:k],
                                                         request.duration), s  # fmt: skip
-                    fuse = False
+                    fuse = bool(screen)  # the screen's blocks from window_screen still
                 yield b[s], tm_block[s - off if at is None else at[s]]
             note_screened(b[q:], codes[q:], elig[q:], props[q:], vals[q:])
             counters["starts"] += b.size - q
