@@ -158,6 +158,15 @@ _EARLY_SHARE = 0.25
 #: half a share more, 1701 under a load of 7). Two slices: the few-processor blocks of the
 #: audit's instances end in 2-7.
 _EARLY_MOVES = 16
+#: Timed, above ``paper_start`` tasks (no paper's start to wait for): the early answer's
+#: clock step (:func:`_early_answer`, step 2, up to :data:`_EARLY_SHARE` of the budget) comes
+#: after the coarse starts, and only where the count's answer is below the best coarse
+#: start's maximum (:func:`_early_clock`; h57fast). On the held-back set's large stencils
+#: and power-law graphs the step took 0.14-0.19 s of CPU of a 1 s call for 44-167 where the
+#: coarse starts have 75-111 at once and the answers are 37-48: under load the multilevel's
+#: refinement or a grown start then missed the deadline. False: before the coarsening, as
+#: before.
+EARLY_LATE = True
 
 
 def _finish_allowance(limit: float) -> float:
@@ -189,6 +198,7 @@ class _Incumbent:
             self.early_by = started + _EARLY_SHARE * (when - started)
             self.early_last = when  # the count's cap (:func:`_early_answer`): the deadline
         self.rate: list = []  # the finishes' wall seconds a move (:func:`_finish`)
+        self.pending: Optional[tuple] = None  # the clock step put off (:data:`EARLY_LATE`)
         self.value = np.inf
         self.early = np.inf  # the value of the answer offered by offer_early
         self.early_best: Optional[tuple] = None  # its (mapping, history, counts)
@@ -454,7 +464,8 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     quick_occ = RefineState(topo, fine, quick).maximum()
     inc.offer(quick_occ, quick, 0, [quick_occ], initial_level=-2)
     if inc.early_by is not None or HELD_UNTIMED:  # a refined answer early (untimed: the count)
-        _early_answer(topo, fine, quick, quick_occ, inc, params["subsets"])
+        _early_answer(topo, fine, quick, quick_occ, inc, params["subsets"],
+                      EARLY_LATE and tasks.n > params["paper_start"])  # fmt: skip
     interrupt.check()  # the next steps may import and build the clustering first
     paper = first = None
     # the paper's open+improve (unchanged) as one more start, refined by bottleneck moves;
@@ -476,6 +487,8 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     starts = _coarse_starts(topo, levels[coarsest], coarsest, sets, params["speed_exponents"],
                             inc)  # fmt: skip
     starts, t2 = sorted(starts, key=lambda x: x[:4]), time.perf_counter()
+    if inc.pending is not None:  # the early answer's clock step, put off (:data:`EARLY_LATE`)
+        _early_clock(topo, fine, inc, starts[0][0] if starts else np.inf)
     best, late, pred, grown = None, False, None, bool(
         GROWN_TIMED and (inc.early_by or GROWN_UNTIMED) and coarsest)
     if grown and GROWN_TIMED == "first":  # when the grown starts come, and which (predicted)
@@ -567,7 +580,7 @@ def _refined_start(topo: Topology, levels: list, start: tuple, top: int, n_tasks
 
 
 def _early_answer(topo: Topology, fine: TaskLevel, quick: np.ndarray, quick_occ: float,
-                  inc: _Incumbent, subsets: bool = True) -> None:  # fmt: skip
+                  inc: _Incumbent, subsets: bool = True, late: bool = False) -> None:  # fmt: skip
     """Under a time limit: quick block starts refined by bottleneck moves, each better one
     offered to the time limit only (:meth:`_Incumbent.offer_early`). Without a time limit
     step 1 alone (:data:`HELD_UNTIMED`; nothing with it False): a count, no clock.
@@ -581,7 +594,9 @@ def _early_answer(topo: Topology, fine: TaskLevel, quick: np.ndarray, quick_occ:
        (``inc.early_last``) cuts it.
     2. *The clock*: the best of them refined on until ``inc.early_by``
        (:data:`_EARLY_SHARE` of the budget; before issue 50, the quick start on all the
-       processors alone), where the count did not end its moves (large instances).
+       processors alone), where the count did not end its moves (large instances). With
+       ``late`` (:data:`EARLY_LATE`) it is put off (``inc.pending``) to :func:`_early_clock`,
+       after the coarse starts.
 
     On a graph whose links are slow the few-processor blocks are near the answer in a few
     moves, where the blocks on all the processors take many: the audit's
@@ -614,8 +629,25 @@ def _early_answer(topo: Topology, fine: TaskLevel, quick: np.ndarray, quick_occ:
             inc.offer_early(value, mapping, [best[0], value], moves=moves, initial_level=-2)
         return
     if time.perf_counter() < inc.early_by and not time_up():  # on while the share lasts
+        if late:  # after the coarse starts, if still the best then (:func:`_early_clock`)
+            inc.pending = (best, inc.early_by - time.perf_counter())
+            return
         mapping, moves, value = _finish(topo, fine, best[2], inc.early_by, rate=inc.rate)
         inc.offer_early(value, mapping, [best[0], value], moves=moves, initial_level=-2)
+
+
+def _early_clock(topo: Topology, fine: TaskLevel, inc: _Incumbent, coarse: float) -> None:
+    """The early answer's clock step put off by :func:`_early_answer` (:data:`EARLY_LATE`):
+    the best of its count refined on for as long as the step had left, only where its
+    maximum is below ``coarse`` (the best coarse start's: a coarse mapping has exactly the
+    loads of its projection, and its refinement through the levels only lowers them)."""
+    (value0, value, m), seconds = inc.pending
+    inc.pending = None
+    if not value < coarse * (1 - 1e-12) or time_up():
+        return
+    until = min(time.perf_counter() + seconds, inc.early_last)
+    mapping, moves, value = _finish(topo, fine, m, until, rate=inc.rate)
+    inc.offer_early(value, mapping, [value0, value], moves=moves, initial_level=-2)
 
 
 def _finish(topo: Topology, fine: TaskLevel, m: np.ndarray, finish_by,
