@@ -81,7 +81,7 @@ from .._shared import interrupt
 from .._shared.constraints import checked
 from .._shared.params import offer_incumbent, time_left, time_up
 from .._shared.seeding import check_seed
-from . import starts
+from . import starts, timedorder
 from .bisection import bisect_map, note_pace
 from .bounds import lower_bound
 from .grownstarts import grown_fine_starts, grown_order
@@ -158,23 +158,6 @@ _EARLY_SHARE = 0.25
 #: half a share more, 1701 under a load of 7). Two slices: the few-processor blocks of the
 #: audit's instances end in 2-7.
 _EARLY_MOVES = 16
-#: Timed, above ``paper_start`` tasks (no paper's start to wait for): the early answer's
-#: clock step (:func:`_early_answer`, step 2, up to :data:`_EARLY_SHARE` of the budget) comes
-#: after the coarse starts, and only where the count's answer is below the best coarse
-#: start's maximum (:func:`_early_clock`; h57fast). On the held-back set's large stencils
-#: and power-law graphs the step took 0.14-0.19 s of CPU of a 1 s call for 44-167 where the
-#: coarse starts have 75-111 at once and the answers are 37-48: under load the multilevel's
-#: refinement or a grown start then missed the deadline. False: before the coarsening, as
-#: before.
-EARLY_LATE = True
-#: Timed, when the grown starts come first (:data:`GROWN_TIMED` "first", predicted to end in
-#: the time left): the best coarse start is refined on the coarsest level and offered before
-#: them (:func:`_coarsest_refined`; h57fast), so that a grown start the deadline cuts (the
-#: prediction is from the coarsening's pace: under a load of 5 stencil27 20x20x8 began one
-#: with 0.48 s left and was stopped in it) leaves that, not the coarse start unrefined
-#: (101.1 where the level's refinement has 59.6). Its plan's refinement goes on from it.
-#: False: as before.
-GROWN_NET = True
 
 
 def _finish_allowance(limit: float) -> float:
@@ -206,7 +189,7 @@ class _Incumbent:
             self.early_by = started + _EARLY_SHARE * (when - started)
             self.early_last = when  # the count's cap (:func:`_early_answer`): the deadline
         self.rate: list = []  # the finishes' wall seconds a move (:func:`_finish`)
-        self.pending: Optional[tuple] = None  # the clock step put off (:data:`EARLY_LATE`)
+        self.pending: Optional[tuple] = None  # the clock step put off (timedorder)
         self.value = np.inf
         self.early = np.inf  # the value of the answer offered by offer_early
         self.early_best: Optional[tuple] = None  # its (mapping, history, counts)
@@ -473,7 +456,7 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     inc.offer(quick_occ, quick, 0, [quick_occ], initial_level=-2)
     if inc.early_by is not None or HELD_UNTIMED:  # a refined answer early (untimed: the count)
         _early_answer(topo, fine, quick, quick_occ, inc, params["subsets"],
-                      EARLY_LATE and tasks.n > params["paper_start"])  # fmt: skip
+                      timedorder.EARLY_LATE and tasks.n > params["paper_start"])  # fmt: skip
     interrupt.check()  # the next steps may import and build the clustering first
     paper = first = None
     # the paper's open+improve (unchanged) as one more start, refined by bottleneck moves;
@@ -495,15 +478,15 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     starts = _coarse_starts(topo, levels[coarsest], coarsest, sets, params["speed_exponents"],
                             inc)  # fmt: skip
     starts, t2 = sorted(starts, key=lambda x: x[:4]), time.perf_counter()
-    if inc.pending is not None:  # the early answer's clock step, put off (:data:`EARLY_LATE`)
-        _early_clock(topo, fine, inc, starts[0][0] if starts else np.inf)
+    if inc.pending is not None:  # the early answer's clock step, put off (h57fast)
+        timedorder.early_clock(topo, fine, inc, starts[0][0] if starts else np.inf, _finish)
     best, late, pred, grown = None, False, None, bool(
         GROWN_TIMED and (inc.early_by or GROWN_UNTIMED) and coarsest)
     if grown and GROWN_TIMED == "first":  # when the grown starts come, and which (predicted)
         late, pred = grown_order(topo, levels, starts, run["t1"] - t_c)
-    if grown and GROWN_TIMED == "first" and not late and GROWN_NET and inc.early_by:
-        starts[0] = _coarsest_refined(topo, levels[coarsest], starts[0], coarsest,
-                                      params["max_moves"], inc, run)  # fmt: skip
+    if grown and GROWN_TIMED == "first" and not late and timedorder.GROWN_NET and inc.early_by:
+        starts[0] = timedorder.coarsest_refined(topo, levels[coarsest], starts[0], coarsest,
+                                                params["max_moves"], inc, run)  # fmt: skip
     if grown and GROWN_TIMED in ("first", "share") and not late:
         one = (topo, levels, starts[0], coarsest, tasks.n, params["max_moves"], inc, dict(run))
         pre = (lambda: _refined_start(*one)) if GROWN_TIMED == "share" else None
@@ -590,27 +573,6 @@ def _refined_start(topo: Topology, levels: list, start: tuple, top: int, n_tasks
     return (history[-1], m, history, sub.shape[0], top)
 
 
-def _coarsest_refined(topo: Topology, coarse: TaskLevel, start: tuple, coarsest: int,
-                      max_moves, inc: _Incumbent, run: dict) -> tuple:  # fmt: skip
-    """:data:`GROWN_NET`: ``start`` (a coarse start of :func:`_coarse_starts`) with its
-    mapping refined on the coarsest level as :func:`_refined_start` does there, offered;
-    the start itself where that did not lower its maximum."""
-    occ0, procs, alpha, i, st, share, sub = start
-    state = RefineState(topo, coarse, st.m.copy())
-    run["moves"] += cut_refine(state, sub, share)
-    cap = max_moves if max_moves is not None else max(200, 4 * coarse.n)
-    run["moves"] += refine(state, cap)
-    if state.maximum() > occ0 * (1 + 1e-12):  # as a level does: bottleneck moves alone
-        state = RefineState(topo, coarse, st.m.copy())
-        run["moves"] += refine(state, cap)
-    value = state.maximum()
-    if not value < occ0 * (1 - 1e-12):
-        return start
-    inc.offer(value, state.m, coarsest, [occ0, value], moves=run["moves"],
-              initial_processors=int(sub.shape[0]), initial_level=coarsest)  # fmt: skip
-    return (value, procs, alpha, i, state, share, sub)
-
-
 def _early_answer(topo: Topology, fine: TaskLevel, quick: np.ndarray, quick_occ: float,
                   inc: _Incumbent, subsets: bool = True, late: bool = False) -> None:  # fmt: skip
     """Under a time limit: quick block starts refined by bottleneck moves, each better one
@@ -627,8 +589,9 @@ def _early_answer(topo: Topology, fine: TaskLevel, quick: np.ndarray, quick_occ:
     2. *The clock*: the best of them refined on until ``inc.early_by``
        (:data:`_EARLY_SHARE` of the budget; before issue 50, the quick start on all the
        processors alone), where the count did not end its moves (large instances). With
-       ``late`` (:data:`EARLY_LATE`) it is put off (``inc.pending``) to :func:`_early_clock`,
-       after the coarse starts.
+       ``late`` (:data:`~coalloc.taskmap.timedorder.EARLY_LATE`) it is put off
+       (``inc.pending``) to :func:`~coalloc.taskmap.timedorder.early_clock`, after the
+       coarse starts.
 
     On a graph whose links are slow the few-processor blocks are near the answer in a few
     moves, where the blocks on all the processors take many: the audit's
@@ -661,25 +624,11 @@ def _early_answer(topo: Topology, fine: TaskLevel, quick: np.ndarray, quick_occ:
             inc.offer_early(value, mapping, [best[0], value], moves=moves, initial_level=-2)
         return
     if time.perf_counter() < inc.early_by and not time_up():  # on while the share lasts
-        if late:  # after the coarse starts, if still the best then (:func:`_early_clock`)
+        if late:  # after the coarse starts, if still the best then (timedorder.early_clock)
             inc.pending = (best, inc.early_by - time.perf_counter())
             return
         mapping, moves, value = _finish(topo, fine, best[2], inc.early_by, rate=inc.rate)
         inc.offer_early(value, mapping, [best[0], value], moves=moves, initial_level=-2)
-
-
-def _early_clock(topo: Topology, fine: TaskLevel, inc: _Incumbent, coarse: float) -> None:
-    """The early answer's clock step put off by :func:`_early_answer` (:data:`EARLY_LATE`):
-    the best of its count refined on for as long as the step had left, only where its
-    maximum is below ``coarse`` (the best coarse start's: a coarse mapping has exactly the
-    loads of its projection, and its refinement through the levels only lowers them)."""
-    (value0, value, m), seconds = inc.pending
-    inc.pending = None
-    if not value < coarse * (1 - 1e-12) or time_up():
-        return
-    until = min(time.perf_counter() + seconds, inc.early_last)
-    mapping, moves, value = _finish(topo, fine, m, until, rate=inc.rate)
-    inc.offer_early(value, mapping, [value0, value], moves=moves, initial_level=-2)
 
 
 def _finish(topo: Topology, fine: TaskLevel, m: np.ndarray, finish_by,

@@ -1,0 +1,118 @@
+"""Two steps of a timed multilevel run put where a short budget needs them (h57fast, issue
+40 item 1: the held-back set's losses at ``T`` = 1 s that were about time).
+
+- :func:`early_clock`: the early answer's clock step
+  (:func:`~coalloc.taskmap.multilevel._early_answer`, step 2: the best quick block start
+  refined on for up to a quarter of the budget) after the coarse starts, and only where its
+  maximum is still below theirs (:data:`EARLY_LATE`).
+- :func:`coarsest_refined`: the best coarse start refined on the coarsest level and offered
+  before the grown starts, when those come first (:data:`GROWN_NET`).
+
+Both run only under a time limit: untimed answers are those of the order before.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+
+from .._shared.params import time_up
+from .levels import TaskLevel
+from .refinement import RefineState, cut_refine, refine
+
+__all__ = ["EARLY_LATE", "GROWN_NET", "early_clock", "coarsest_refined"]
+
+#: Timed, above ``paper_start`` tasks (no paper's start to wait for): the early answer's
+#: clock step comes after the coarse starts, and only where the count's answer is below the
+#: best coarse start's maximum (:func:`early_clock`). On the held-back set's large stencils
+#: and power-law graphs the step took 0.14-0.19 s of CPU of a 1 s call for 44-167 where the
+#: coarse starts have 75-111 at once and the answers are 37-48: under load the multilevel's
+#: refinement or a grown start then missed the deadline. False: before the coarsening, as
+#: before.
+EARLY_LATE = True
+#: Timed, when the grown starts come first (``multilevel.GROWN_TIMED`` "first", predicted to
+#: end in the time left): the best coarse start is refined on the coarsest level and offered
+#: before them (:func:`coarsest_refined`), so that a grown start the deadline cuts (the
+#: prediction is from the coarsening's pace: under a load of 5 stencil27 20x20x8 began one
+#: with 0.48 s left and was stopped in it) leaves that, not the coarse start unrefined
+#: (101.1 where the level's refinement has 59.6). The plan's refinement goes on from it.
+#: False: as before.
+GROWN_NET = True
+
+
+def early_clock(topo, fine: TaskLevel, inc, coarse: float, finish: Callable) -> None:
+    """The early answer's clock step put off (:data:`EARLY_LATE`): the best of its count
+    (``inc.pending``: ``((value0, value, mapping), seconds)``) refined on by ``finish``
+    (:func:`~coalloc.taskmap.multilevel._finish`) for as long as the step had left, only
+    where its maximum is below ``coarse``, the best coarse start's (a coarse mapping has
+    exactly the loads of its projection, and its refinement through the levels only lowers
+    them); offered to the time limit (``inc.offer_early``). ``inc.pending`` is cleared.
+
+    Parameters
+    ----------
+    topo : Topology
+        The processors in hierarchy order.
+    fine : TaskLevel
+        The finest level.
+    inc : multilevel._Incumbent
+        The run's incumbent.
+    coarse : float
+        The best coarse start's maximum occupancy (``inf``: none).
+    finish : callable
+        ``finish(topo, fine, m, until, rate=...) -> (mapping, moves, maximum)``.
+    """
+    (value0, value, m), seconds = inc.pending
+    inc.pending = None
+    if not value < coarse * (1 - 1e-12) or time_up():
+        return
+    until = min(time.perf_counter() + seconds, inc.early_last)
+    mapping, moves, value = finish(topo, fine, m, until, rate=inc.rate)
+    inc.offer_early(value, mapping, [value0, value], moves=moves, initial_level=-2)
+
+
+def coarsest_refined(topo, coarse: TaskLevel, start: tuple, coarsest: int, max_moves,
+                     inc, run: dict) -> tuple:  # fmt: skip
+    """``start`` (a coarse start: ``(occupancy, -processors, -alpha, i, state, share,
+    subset)``) with its mapping refined on the coarsest level as the multilevel's refinement
+    does there (route-cost moves, then bottleneck moves; bottleneck moves alone from the
+    start where the first raised its maximum), offered to ``inc`` (:data:`GROWN_NET`).
+
+    Parameters
+    ----------
+    topo : Topology
+        The processors in hierarchy order.
+    coarse : TaskLevel
+        The coarsest level.
+    start : tuple
+        The best coarse start.
+    coarsest : int
+        The coarsest level's depth.
+    max_moves : int or None
+        Bottleneck moves at most (None: ``max(200, 4 x vertices)``).
+    inc : multilevel._Incumbent
+        The run's incumbent (``inc.offer``).
+    run : dict
+        ``run["moves"]`` counts the moves.
+
+    Returns
+    -------
+    tuple
+        The start with the refined state and its maximum, or ``start`` itself where the
+        refinement did not lower it (then nothing is offered).
+    """
+    occ0, procs, alpha, i, st, share, sub = start
+    state = RefineState(topo, coarse, st.m.copy())
+    run["moves"] += cut_refine(state, sub, share)
+    cap = max_moves if max_moves is not None else max(200, 4 * coarse.n)
+    run["moves"] += refine(state, cap)
+    if state.maximum() > occ0 * (1 + 1e-12):
+        state = RefineState(topo, coarse, st.m.copy())
+        run["moves"] += refine(state, cap)
+    value = state.maximum()
+    if not value < occ0 * (1 - 1e-12):
+        return start
+    inc.offer(value, state.m, coarsest, [occ0, value], moves=run["moves"],
+              initial_processors=int(np.asarray(sub).shape[0]), initial_level=coarsest)  # fmt: skip
+    return (value, procs, alpha, i, state, share, sub)
