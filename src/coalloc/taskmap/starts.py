@@ -108,8 +108,11 @@ BETWEEN_SHARE = 0.1
 #: load of 6-8, niced) reaches only the first few of the ~20, and on the held-back
 #: stencil27 20x20x8 the best one (111.4, exponent 0.5 on all) came 18th, after 0.11 s of
 #: the 0.12 s of CPU they take there. The set of starts and their ranking are the same (they
-#: are sorted after); untimed the order is as before. False: as before.
-FULL_FIRST = True
+#: are sorted after); untimed the order is as before. **Off**: measured alternated (ISSUE40,
+#: h57fast) neutral at 0.36 s of CPU a call (held-back 24 and the 30: gm 0.999) and mixed at
+#: 0.07 s (delaunay3d 2000 on 2^6, whose best start is on 8 of 64, 705 -> 864). False: as
+#: before (the default).
+FULL_FIRST = False
 
 
 def _prefixes(p: int) -> list:
@@ -180,8 +183,8 @@ def _coarse_starts(topo: Topology, coarse: TaskLevel, coarsest: int, sets: list,
     """The bisections of the coarsest graph, one per processor subset (with ``alpha`` = the
     first exponent) and one on all processors per other exponent, each after its route-cost
     moves and offered: ``(occupancy, -processors, -alpha, i, state, share, subset)``; then
-    the prefix sizes between (:func:`_between_starts`). Under a time limit those on all the
-    processors come first (:data:`FULL_FIRST`)."""
+    the prefix sizes between (:func:`_between_starts`). With :data:`FULL_FIRST` (off), under a
+    time limit those on all the processors come first."""
     starts = []
     seen_shares: list = []
     walls = []  # wall seconds of each start (the sizes between are predicted from them)
