@@ -15,13 +15,15 @@ process and alternated in rounds (so one load window serves all):
 * Scotch's single mapping call (``vs_peers.Scotch`` with ``runs`` as given, 3 as there)
   with ``SCOTCH_PTHREAD_NUMBER=1`` and with the library's default threads;
 * ``map_multilevel(tasks, res, seed=0)`` untimed (what ``vs_peers`` times), and with
-  ``--variants`` the same under knob settings (``name:module.CONST=value,...``);
+  ``--variants`` the same under knob settings (``name:module.CONST=value,...``;
+  ``blas=1``: the call inside :func:`coalloc.taskmap.blasthreads.blas_threads` at 1 thread);
 
 and prints per instance the process-CPU medians and the median over the instances of the
 per-instance ratios (the issue's "median time at most 5x Scotch's"), with the load.
 
     PYTHONPATH=src:. nice -n 5 python -m bench.taskmap.cpu_vs_scotch --repeat 3 \\
-        --variants "moves_alone:blockswap.BLOCK_SWAPS=False" "no_sum:sum_refine=False"
+        --variants "one_blas:blas=1" "moves_alone:blockswap.BLOCK_SWAPS=False" \\
+        "no_sum:sum_refine=False"
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import json
 import os
 import statistics
 import time
+from contextlib import nullcontext
 
 from bench.shared._progress import add_quiet, bar
 
@@ -100,6 +103,7 @@ def main(argv: list | None = None) -> None:
 
     from bench.taskmap import vs_peers as vp
     from coalloc.taskmap import communication_cost
+    from coalloc.taskmap.blasthreads import blas_threads
     from coalloc.taskmap.multilevel import hierarchy_order, map_multilevel
 
     vp.Scotch.runs = max(1, args.scotch_runs)
@@ -117,9 +121,11 @@ def main(argv: list | None = None) -> None:
             cpu["scotch_default"].append(_scotch_cpu(sc, tasks, res, order, None))
             for v, sets in variants:
                 undo, kwargs = _apply(sets)
+                blas = kwargs.pop("blas", None)  # ours in blas_threads(blas) (h57cpu)
                 try:
                     c = time.process_time()
-                    r = map_multilevel(tasks, res, seed=0, **kwargs)
+                    with blas_threads(blas) if blas is not None else nullcontext():
+                        r = map_multilevel(tasks, res, seed=0, **kwargs)
                     cpu[v].append(time.process_time() - c)
                 finally:
                     for module, attr, value in reversed(undo):
