@@ -21,6 +21,7 @@ from libc.stdint cimport INT64_MAX, int64_t, uint64_t
 from libc.math cimport INFINITY
 from libcpp.algorithm cimport nth_element
 from libcpp.utility cimport pair
+from libcpp.unordered_set cimport unordered_set
 from libcpp.vector cimport vector
 
 from coalloc.common.interrupt cimport Deadline, Poll, coalloc_raise_interrupt, deadline_of
@@ -29,6 +30,15 @@ from coalloc.common.xoshiro cimport splitmix64
 
 cdef inline int64_t _ex(int64_t used, int64_t cap) noexcept nogil:
     return used - cap if used > cap else 0
+
+
+cdef inline uint64_t _zob(Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    """The pair (agent i, item j)'s 64-bit key; an assignment's hash is the XOR of its
+    pairs' keys (splitmix64's finaliser of ``(i << 32) ^ j ^ 0x9E3779B97F4A7C15``)."""
+    cdef uint64_t z = ((<uint64_t>i) << 32) ^ (<uint64_t>j) ^ <uint64_t>0x9E3779B97F4A7C15ULL
+    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EBULL
+    return z ^ (z >> 31)
 
 
 cdef extern from *:
@@ -142,6 +152,7 @@ cdef struct _TabuPlan:  # tabu_search's scalars, read once from its Python plan
     int64_t chain
     int64_t cands      # swaps, chains: the item's first cands targets (< 0: cheapest; 0: all)
     const double* mult  # cands < 0: the agents' multipliers, cheapest by c + mult w (NULL: c)
+    int64_t memo       # visited assignments barred: 0 none, 1 the call's, 2 since the restart
     Deadline deadline
 
 
@@ -168,6 +179,7 @@ def tabu_search(const double[:, ::1] cost, const int64_t[:, ::1] weight,
     p.per_agent = int(plan.per_agent)
     p.chain = plan.chain
     p.cands = getattr(plan, "cands", 0)
+    p.memo = getattr(plan, "memo", 0)
     cdef const double[::1] mult
     p.mult = NULL
     if getattr(plan, "mult", None) is not None:
@@ -311,6 +323,9 @@ cdef int64_t _tabu_search(
     cdef vector[pair[double, Py_ssize_t]] keyed
     cdef Py_ssize_t u0, u1, u2        # the sampled item's candidate agents (-1: none)
     cdef int64_t mxe, e_i                 # the largest agent excess, one agent's (YIG weights)
+    cdef int64_t memo = plan.memo
+    cdef unordered_set[uint64_t] seen    # memo: the visited assignments' hashes
+    cdef uint64_t hcur = 0               # memo: the current assignment's hash
     with nogil:
         used.assign(m, 0)
         if chain >= 1:
@@ -406,6 +421,10 @@ cdef int64_t _tabu_search(
         step = n // swap_items if swap_items > 0 and n > swap_items else 1
         if start >= step:
             start = 0
+        if memo > 0:
+            for j in range(n):
+                hcur ^= _zob(assign[j], j)
+            seen.insert(hcur)
         done = 0
         while done < iterations:
             if poll.stop():
@@ -465,6 +484,9 @@ cdef int64_t _tabu_search(
                             d_ex = e2b + e2a
                             ok = (not tabu) or (excess + d_ex == 0
                                                 and cur + d_cost < best_cost - 1e-9)
+                            if ok and memo > 0 and not (excess + d_ex == 0
+                                                        and cur + d_cost < best_cost - 1e-9):
+                                ok = seen.count(hcur ^ _zob(a, j) ^ _zob(i, j)) == 0
                             if ok:
                                 _move_set(&mv, d, d_cost, d_ex, i, j, -1, -1, -1, -1)
                     if chain >= 1:
@@ -492,6 +514,9 @@ cdef int64_t _tabu_search(
                     if d < mv.d:
                         ok = (not tabu) or (excess + d_ex == 0
                                             and cur + d_cost < best_cost - 1e-9)
+                        if ok and memo > 0 and not (excess + d_ex == 0
+                                                    and cur + d_cost < best_cost - 1e-9):
+                            ok = seen.count(hcur ^ _zob(a, j) ^ _zob(i, j)) == 0
                         if ok:
                             _move_set(&mv, d, d_cost, d_ex, i, j, -1, -1, -1, -1)
                 if chain >= 1:
@@ -698,6 +723,10 @@ cdef int64_t _tabu_search(
                                 tabu = tabu_until[b * n + j] > it or tabu_until[a * n + k] > it
                                 ok = (not tabu) or (excess + d_ex == 0
                                                     and cur + d_cost < best_cost - 1e-9)
+                                if ok and memo > 0 and not (excess + d_ex == 0
+                                                            and cur + d_cost < best_cost - 1e-9):
+                                    ok = seen.count(hcur ^ _zob(a, j) ^ _zob(b, j)
+                                                    ^ _zob(b, k) ^ _zob(a, k)) == 0
                                 if ok:
                                     _move_set(&mv, d, d_cost, d_ex, b, j, k, -1, -1, -1)
                             if chain < 1:
@@ -715,6 +744,11 @@ cdef int64_t _tabu_search(
                                     tabu = tabu_until[b * n + j] > it
                                     ok = (not tabu) or (excess + d_ex == 0
                                                         and cur + d_cost < best_cost - 1e-9)
+                                    if ok and memo > 0 and not (
+                                            excess + d_ex == 0
+                                            and cur + d_cost < best_cost - 1e-9):
+                                        ok = seen.count(hcur ^ _zob(a, j) ^ _zob(b, j)
+                                                        ^ _zob(b, k) ^ _zob(c, k)) == 0
                                     if ok:
                                         _move_set(&mv, d, d_cost, d_ex, b, j, k, c, -1, -1)
                     j += step
@@ -743,6 +777,10 @@ cdef int64_t _tabu_search(
                         d = d_cost + alpha[a] * e2a + alpha[b] * e2b
                         tabu = tabu_until[b * n + j] > it or tabu_until[a * n + k] > it
                         ok = (not tabu) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
+                        if ok and d < mv.d and memo > 0 and not (
+                                excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9):
+                            ok = seen.count(hcur ^ _zob(a, j) ^ _zob(b, j)
+                                            ^ _zob(b, k) ^ _zob(a, k)) == 0
                         if ok and d < mv.d:
                             _move_set(&mv, d, d_cost, d_ex, b, j, k, -1, -1, -1)
                         if chain < 1:
@@ -766,6 +804,10 @@ cdef int64_t _tabu_search(
                             tabu = tabu_until[b * n + j] > it
                             ok = (not tabu) or (excess + d_ex == 0
                                                 and cur + d_cost < best_cost - 1e-9)
+                            if ok and d < mv.d and memo > 0 and not (
+                                    excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9):
+                                ok = seen.count(hcur ^ _zob(a, j) ^ _zob(b, j)
+                                                ^ _zob(b, k) ^ _zob(c, k)) == 0
                             if ok and d < mv.d:
                                 _move_set(&mv, d, d_cost, d_ex, b, j, k, c, -1, -1)
                         if chain < 2:
@@ -794,6 +836,10 @@ cdef int64_t _tabu_search(
                              + alpha[dd] * e2d)
                         tabu = tabu_until[b * n + j] > it
                         ok = (not tabu) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
+                        if ok and d < mv.d and memo > 0 and not (
+                                excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9):
+                            ok = seen.count(hcur ^ _zob(a, j) ^ _zob(b, j) ^ _zob(b, k)
+                                            ^ _zob(c, k) ^ _zob(c, l) ^ _zob(dd, l)) == 0
                         if ok and d < mv.d:
                             _move_set(&mv, d, d_cost, d_ex, b, j, k, c, l, dd)
                     j += step
@@ -813,6 +859,15 @@ cdef int64_t _tabu_search(
                 if mv.l >= 0:
                     dirty[mv.dd] = 1
             tabu_until[a * n + mv.j] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
+            if memo > 0:
+                hcur ^= _zob(a, mv.j) ^ _zob(mv.i, mv.j)
+                if mv.k >= 0 and mv.c >= 0:
+                    hcur ^= _zob(mv.i, mv.k) ^ _zob(mv.c, mv.k)
+                    if mv.l >= 0:
+                        hcur ^= _zob(mv.c, mv.l) ^ _zob(mv.dd, mv.l)
+                elif mv.k >= 0:
+                    hcur ^= _zob(mv.i, mv.k) ^ _zob(a, mv.k)
+                seen.insert(hcur)
             if mv.k < 0:
                 used[a] -= weight[a, mv.j]
                 used[mv.i] += weight[mv.i, mv.j]
@@ -892,6 +947,13 @@ cdef int64_t _tabu_search(
                 excess = 0
                 for i in range(m):
                     excess += _ex(used[i], capacity[i])
+                if memo > 0:
+                    if memo == 2:
+                        seen.clear()
+                    hcur = 0
+                    for j in range(n):
+                        hcur ^= _zob(assign[j], j)
+                    seen.insert(hcur)
         istate[0] = it
         istate[1] = since
         istate[2] = start

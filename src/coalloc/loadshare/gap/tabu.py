@@ -64,6 +64,13 @@ _CANDS = 0
 #: (see ``_CANDS``).
 _LAG_CANDS = False
 
+#: A memory of the assignments the kernel visited (``TabuKnobs.memo``): a move whose
+#: assignment was visited is not admissible (aspiration still applies). 0: none (the
+#: kernel as before); 1: every assignment of the kernel call; 2: those since the last
+#: restart. On type d at tenure 3, 50-83 % of the iterations revisited an assignment
+#: (bench/loadshare/ISSUE40.md, h57gap).
+_MEMO = 0
+
 
 def restart_after(n: int, done: int = 0) -> int:
     """Tabu iterations without a new best after which the search restarts from the best,
@@ -122,6 +129,10 @@ class TabuKnobs:
         With ``cands < 0``: the agents' capacity multipliers ``lam`` (``(m,)`` float64);
         the cheapest agents are then those of least ``cost + lam * weight`` (None: of
         least cost).
+    memo : int
+        The visited assignments a move may not return to (aspiration aside): 0 none, 1
+        those of the kernel call, 2 those since the last restart. The memory lives in
+        one call (a call split in two may differ from the whole).
     """
 
     tenure: int = _TENURE
@@ -133,12 +144,13 @@ class TabuKnobs:
     chain: int = _CHAIN
     cands: int = _CANDS
     mult: Optional[np.ndarray] = None
+    memo: int = _MEMO
 
     @classmethod
     def default(cls, n: int) -> TabuKnobs:
         """The package's parameters for ``n`` items (as :func:`solve_gap` runs them)."""
         return cls(_TENURE, restart_after(n), _SWAP_ITEMS, _GROWTH, _SHAKE, int(_PER_AGENT),
-                   _CHAIN, _CANDS)  # fmt: skip
+                   _CHAIN, _CANDS, memo=_MEMO)  # fmt: skip
 
     def as_args(self) -> Tuple[int, int, int, float, int, int, int, int]:
         """The knobs in the kernel's historic positional order (older builds), ``cands``
@@ -163,7 +175,7 @@ class TabuKnobs:
         """
         return TabuPlan(int(iterations), self.tenure, self.restart, self.swap_items,
                         self.growth, self.shake, self.per_agent, self.chain, self.cands,
-                        self.mult, deadline=deadline)  # fmt: skip
+                        self.mult, deadline=deadline, memo=self.memo)  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -193,9 +205,10 @@ class TabuPlan(TabuKnobs):
                  swap_items: int = _SWAP_ITEMS, growth: float = _GROWTH, shake: int = _SHAKE,
                  per_agent: int = int(_PER_AGENT), chain: int = _CHAIN, cands: int = _CANDS,
                  mult: Optional[np.ndarray] = None, *,
-                 deadline: Optional[interrupt.KernelDeadline] = None) -> None:  # fmt: skip
+                 deadline: Optional[interrupt.KernelDeadline] = None,
+                 memo: int = _MEMO) -> None:  # fmt: skip
         super().__init__(tenure, restart, swap_items, growth, shake, per_agent, chain, cands,
-                         mult)  # fmt: skip
+                         mult, memo)  # fmt: skip
         self.iterations = iterations
         self.deadline = deadline
 
