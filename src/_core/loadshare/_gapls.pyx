@@ -4,7 +4,7 @@
 profits and adds a free dummy agent when items may stay out).
 
 * :func:`tabu_search`: a tabu search over shifts and swaps with a penalised capacity
-  excess, **resumable**: its whole state (current and best assignment, per-agent penalty
+  excess, **resumable** (with ``memo`` 0): its whole state (current and best assignment, per-agent penalty
   weights, tabu list, counters, random state) lives in arrays the caller keeps, so ``k``
   calls of ``t`` iterations give exactly what one call of ``k * t`` iterations gives. The
   caller runs it in rounds, looks at the clock between them and records the trajectory.
@@ -248,6 +248,14 @@ cdef int64_t _tabu_search(
     (least ``(cost, agent)``, fixed for the call; with ``plan.mult``, the agents'
     capacity multipliers ``lam``, least ``(cost + lam * weight, agent)``). Shifts are not
     restricted.
+
+    ``memo`` (``plan.memo``, 0: none): a memory of the assignments visited, by their
+    hashes (the XOR of ``_zob(i, j)`` over the pairs), held by this call only (``seen``):
+    a shift, swap or chain whose assignment is in it is not admissible, unless it is a
+    feasible new best (the aspiration above). ``memo`` 1: every assignment of the call
+    (its first, each one moved to, each restart's); 2: those since the last restart
+    (cleared there). So ``k`` calls of ``t`` iterations equal one of ``k * t`` only with
+    ``memo`` 0. No random draws: the splitmix64 stream is the same as without it.
 
     A fresh state (``istate[5] == 0``) is set up from ``assign``: ``best = assign``, the
     weights ``(sum |c| + 1) / (sum w + 1)`` (kept in ``dstate[2]``). ``best`` is the best feasible assignment found

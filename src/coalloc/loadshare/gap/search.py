@@ -200,6 +200,13 @@ _ELITE_RESTART, _ELITE_UNTIMED = 0, False
 #: 0.228 % at 10 s), longer tenures lost on d (h40gap): hence the rule
 #: (bench/loadshare/ISSUE40.md, h46gap40).
 _CORRELATED_TENURE, _CORRELATED = 3, -0.9
+#: The tabu kernel's memory of visited assignments (:attr:`.tabu.TabuKnobs.memo`) on
+#: the same timed calls (type d; issue 40, h57gap): ``_CORRELATED_MEMO`` (0: the package's,
+#: ``tabu._MEMO``). At tenure 3 the search on type d returned to an assignment it had
+#: visited in 50-83 % of its iterations (d10100, d20100, d20200, 6,000 single iterations
+#: from a 0.2 s answer). Untimed calls keep the package's (their answers are unchanged).
+#: See bench/loadshare/ISSUE40.md, h57gap.
+_CORRELATED_MEMO = 0
 #: The core phase's share of a timed call's search on the same instances (type d; issue
 #: 40, h49gap): ``_CORRELATED_CORE_SHARE`` (0: ``_CORE_SHARE``, as every other instance).
 #: Untimed calls keep ``_CORE_SHARE`` (their answers are unchanged). See
@@ -606,11 +613,14 @@ class _Search(StartSteps, RestartSteps):
         knobs = TabuKnobs.default(n)
         m = self.inst.m
         correlated = (deadline is not None
-                      and (_CORRELATED_TENURE > 0 or _CORRELATED_CORE_SHARE > 0)
+                      and (_CORRELATED_TENURE > 0 or _CORRELATED_CORE_SHARE > 0
+                           or _CORRELATED_MEMO > 0)
                       and cost_weight_correlation(self.cost[:m], self.weight[:m])
                       <= _CORRELATED)  # fmt: skip
         if correlated and _CORRELATED_TENURE > 0:
             knobs.tenure = _CORRELATED_TENURE
+        if correlated and _CORRELATED_MEMO > 0:
+            knobs.memo = _CORRELATED_MEMO
         if correlated and _CORRELATED_CORE_SHARE > 0:
             self.core_share = _CORRELATED_CORE_SHARE
         core_share = self.core_share
