@@ -21,8 +21,11 @@ from libc.stdint cimport INT64_MAX, int64_t, uint64_t
 from libc.math cimport INFINITY
 from libcpp.algorithm cimport nth_element
 from libcpp.utility cimport pair
-from libcpp.unordered_set cimport unordered_set
+from cython.operator cimport dereference as deref
+from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
+
+import numpy as np
 
 from coalloc.common.interrupt cimport Deadline, Poll, coalloc_raise_interrupt, deadline_of
 from coalloc.common.xoshiro cimport splitmix64
@@ -39,6 +42,24 @@ cdef inline uint64_t _zob(Py_ssize_t i, Py_ssize_t j) noexcept nogil:
     z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9ULL
     z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EBULL
     return z ^ (z >> 31)
+
+
+cdef inline void _remember(unordered_map[uint64_t, int64_t]* seen, uint64_t* lp, int64_t L,
+                           uint64_t h) noexcept nogil:
+    """Adds ``h`` to the memory ``seen`` (hash -> times held). With a log (``L > 0``:
+    ``lp[0]`` the hashes written so far, ``lp[1 .. L]`` the last ``L`` of them, a ring),
+    the hash written ``L`` places before leaves the memory as ``h`` enters."""
+    cdef uint64_t pos, old
+    if L > 0:
+        pos = lp[0] % <uint64_t>L
+        if lp[0] >= <uint64_t>L:
+            old = lp[1 + pos]
+            deref(seen)[old] = deref(seen)[old] - 1
+            if deref(seen)[old] <= 0:
+                deref(seen).erase(old)
+        lp[1 + pos] = h
+        lp[0] += 1
+    deref(seen)[h] = deref(seen)[h] + 1
 
 
 cdef extern from *:
@@ -156,6 +177,9 @@ cdef struct _TabuPlan:  # tabu_search's scalars, read once from its Python plan
     Deadline deadline
 
 
+_NO_LOG = np.zeros(0, dtype=np.uint64)
+
+
 def tabu_search(const double[:, ::1] cost, const int64_t[:, ::1] weight,
                 const int64_t[::1] capacity, state, plan):
     """Run ``plan.iterations`` more iterations; returns the iterations done in this call.
@@ -190,8 +214,12 @@ def tabu_search(const double[:, ::1] cost, const int64_t[:, ::1] weight,
         if mult.shape[0]:
             p.mult = &mult[0]
     p.deadline = deadline_of(plan.deadline)
+    cdef uint64_t[::1] memo_log = _NO_LOG
+    if getattr(state, "memo_log", None) is not None:
+        memo_log = state.memo_log
     return _tabu_search(cost, weight, capacity, state.assign, state.best, state.alpha,
-                        state.tabu_until, state.istate, state.dstate, state.rng, &p)
+                        state.tabu_until, state.istate, state.dstate, state.rng, memo_log,
+                        &p)
 
 
 cdef int64_t _tabu_search(
@@ -205,6 +233,7 @@ cdef int64_t _tabu_search(
     int64_t[::1] istate,            # IN/OUT (6,) it, since, start, best_ex, feasible, started
     double[::1] dstate,             # IN/OUT (3,) current cost, best cost, first weight
     uint64_t[::1] rng,              # IN/OUT (1,) splitmix64 state
+    uint64_t[::1] memo_log,         # IN/OUT (L + 1,) memo's log (count, ring); (0,): none
     const _TabuPlan* plan,
 ) except -1:
     """The search of :func:`tabu_search`, with the plan's scalars:
@@ -250,12 +279,15 @@ cdef int64_t _tabu_search(
     restricted.
 
     ``memo`` (``plan.memo``, 0: none): a memory of the assignments visited, by their
-    hashes (the XOR of ``_zob(i, j)`` over the pairs), held by this call only (``seen``):
-    a shift, swap or chain whose assignment is in it is not admissible, unless it is a
-    feasible new best (the aspiration above). ``memo`` 1: every assignment of the call
-    (its first, each one moved to, each restart's); 2: those since the last restart
-    (cleared there). So ``k`` calls of ``t`` iterations equal one of ``k * t`` only with
-    ``memo`` 0. No random draws: the splitmix64 stream is the same as without it.
+    hashes (the XOR of ``_zob(i, j)`` over the pairs; ``seen``): a shift, swap or chain
+    whose assignment is in it is not admissible, unless it is a feasible new best (the
+    aspiration above). ``memo`` 1: every assignment visited (the first, each one moved
+    to, each restart's); 2: those since the last restart (cleared there). Without a log
+    (``state.memo_log`` None or of length < 2) the memory is this call's only (``k``
+    calls of ``t`` iterations then differ from one of ``k * t``); with a log of length
+    ``L + 1`` (``[0]``: hashes written, ``[1 ..]``: the last ``L``, a ring) the memory is
+    the last ``L`` assignments visited, kept across calls (resumable). No random draws:
+    the splitmix64 stream is the same as without it.
 
     A fresh state (``istate[5] == 0``) is set up from ``assign``: ``best = assign``, the
     weights ``(sum |c| + 1) / (sum w + 1)`` (kept in ``dstate[2]``). ``best`` is the best feasible assignment found
@@ -332,7 +364,10 @@ cdef int64_t _tabu_search(
     cdef Py_ssize_t u0, u1, u2        # the sampled item's candidate agents (-1: none)
     cdef int64_t mxe, e_i                 # the largest agent excess, one agent's (YIG weights)
     cdef int64_t memo = plan.memo
-    cdef unordered_set[uint64_t] seen    # memo: the visited assignments' hashes
+    cdef unordered_map[uint64_t, int64_t] seen  # memo: the visited assignments' hashes
+    cdef uint64_t* lp = &memo_log[0] if memo_log.shape[0] > 1 else NULL
+    cdef int64_t L = memo_log.shape[0] - 1 if memo_log.shape[0] > 1 else 0
+    cdef int64_t q_in
     cdef uint64_t hcur = 0               # memo: the current assignment's hash
     with nogil:
         used.assign(m, 0)
@@ -432,7 +467,12 @@ cdef int64_t _tabu_search(
         if memo > 0:
             for j in range(n):
                 hcur ^= _zob(assign[j], j)
-            seen.insert(hcur)
+            if L > 0 and lp[0] > 0:  # the log's last L hashes (the current one among them)
+                q_in = <int64_t>lp[0] if lp[0] < <uint64_t>L else L
+                for k in range(q_in):
+                    seen[lp[1 + k]] = seen[lp[1 + k]] + 1
+            else:
+                _remember(&seen, lp, L, hcur)
         done = 0
         while done < iterations:
             if poll.stop():
@@ -875,7 +915,7 @@ cdef int64_t _tabu_search(
                         hcur ^= _zob(mv.c, mv.l) ^ _zob(mv.dd, mv.l)
                 elif mv.k >= 0:
                     hcur ^= _zob(mv.i, mv.k) ^ _zob(a, mv.k)
-                seen.insert(hcur)
+                _remember(&seen, lp, L, hcur)
             if mv.k < 0:
                 used[a] -= weight[a, mv.j]
                 used[mv.i] += weight[mv.i, mv.j]
@@ -958,10 +998,12 @@ cdef int64_t _tabu_search(
                 if memo > 0:
                     if memo == 2:
                         seen.clear()
+                        if L > 0:
+                            lp[0] = 0
                     hcur = 0
                     for j in range(n):
                         hcur ^= _zob(assign[j], j)
-                    seen.insert(hcur)
+                    _remember(&seen, lp, L, hcur)
         istate[0] = it
         istate[1] = since
         istate[2] = start

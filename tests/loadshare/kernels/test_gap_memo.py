@@ -27,9 +27,11 @@ def _data(rng, m, n, huge):
     return cost, weight, cap
 
 
-def _run(mod, cost, weight, cap, start, seed, knobs, calls):
+def _run(mod, cost, weight, cap, start, seed, knobs, calls, window=0):
     m, n = cost.shape
     state = TabuState.fresh(start, m, np.array([seed], dtype=np.uint64))
+    if window:
+        state.memo_log = np.zeros(window + 1, dtype=np.uint64)
     done = [mod.tabu_search(cost, weight, cap, state, knobs.plan(k)) for k in calls]
     return done, state
 
@@ -43,16 +45,42 @@ def _run(mod, cost, weight, cap, start, seed, knobs, calls):
 @example(5, 6, 16, 60, 60, 1, 0, 100, False, 1)
 @example(9, 4, 12, 60, 60, 2, 1, 100, True, 1)
 def test_memo_parity(seed, m, n, first, second, memo, chain, swap_items, huge, tenure) -> None:
-    """Kernel and twin leave the same state after two calls with the memory on."""
+    """Kernel and twin leave the same state after two calls with the memory on, without a
+    log and with logs of 1, 7 and 1,000 assignments."""
     rng = np.random.default_rng(seed)
     cost, weight, cap = _data(rng, m, n, huge)
     start = rng.integers(0, m, size=n).astype(np.int64)
     knobs = TabuKnobs(tenure=tenure, restart=9, swap_items=swap_items, chain=chain, memo=memo)
-    res = [_run(mod, cost, weight, cap, start, seed, knobs, (first, second))
-           for mod in (_gapls, gtwin)]  # fmt: skip
-    assert res[0][0] == res[1][0]
-    for f in ("assign", "best", "alpha", "tabu_until", "istate", "dstate", "rng"):
-        np.testing.assert_array_equal(getattr(res[0][1], f), getattr(res[1][1], f))
+    for window in (0, 1, 7, 1000):
+        res = [_run(mod, cost, weight, cap, start, seed, knobs, (first, second), window)
+               for mod in (_gapls, gtwin)]  # fmt: skip
+        assert res[0][0] == res[1][0]
+        for f in _FIELDS + (("memo_log",) if window else ()):
+            np.testing.assert_array_equal(getattr(res[0][1], f), getattr(res[1][1], f))
+
+
+_FIELDS = ("assign", "best", "alpha", "tabu_until", "istate", "dstate", "rng")
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 6), st.integers(2, 16), st.integers(1, 60),
+       st.integers(1, 60), st.sampled_from([1, 2]), st.sampled_from([0, 1, 2]),
+       st.sampled_from([1, 7, 1000]))  # fmt: skip
+@example(7, 5, 16, 37, 41, 1, 1, 7)
+def test_a_log_makes_the_search_resumable(seed, m, n, first, second, memo, chain,
+                                          window) -> None:  # fmt: skip
+    """With a log the memory outlives the call: two calls of ``first`` and ``second``
+    iterations leave what one call of ``first + second`` leaves (kernel and twin)."""
+    rng = np.random.default_rng(seed)
+    cost, weight, cap = _data(rng, m, n, False)
+    start = rng.integers(0, m, size=n).astype(np.int64)
+    knobs = TabuKnobs(tenure=1, restart=9, swap_items=100, chain=chain, memo=memo)
+    for mod in (_gapls, gtwin):
+        split = _run(mod, cost, weight, cap, start, seed, knobs, (first, second), window)
+        whole = _run(mod, cost, weight, cap, start, seed, knobs, (first + second,), window)
+        assert sum(split[0]) == whole[0][0]
+        for f in _FIELDS + ("memo_log",):
+            np.testing.assert_array_equal(getattr(split[1], f), getattr(whole[1], f))
 
 
 def _tight(seed=3, m=6, n=60):
@@ -67,6 +95,8 @@ def _tight(seed=3, m=6, n=60):
 def test_memo_is_off_by_default_and_changes_the_search() -> None:
     """Off by default (the plan says 0), and on it changes a tight search's trajectory."""
     assert tabu._MEMO == 0 and TabuKnobs.default(100).memo == 0 and TabuPlan(5).memo == 0
+    assert TabuState.fresh(np.zeros(3, dtype=np.int64), 2, np.zeros(1, dtype=np.uint64)
+                           ).memo_log is None or tabu._MEMO_WINDOW > 0  # fmt: skip
     cost, weight, cap, start = _tight()
     states = []
     for memo in (0, 1):

@@ -37,12 +37,14 @@ def tabu_search(cost, weight, capacity, state, plan):
                         plan.iterations, plan.tenure, plan.restart, plan.swap_items,
                         plan.growth, plan.shake, plan.per_agent, plan.chain,
                         plan.deadline, getattr(plan, "cands", 0),
-                        getattr(plan, "mult", None), getattr(plan, "memo", 0))  # fmt: skip
+                        getattr(plan, "mult", None), getattr(plan, "memo", 0),
+                        getattr(state, "memo_log", None))  # fmt: skip
 
 
 def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate, dstate, rng,
                  iterations, tenure, restart, swap_items, growth, shake,
-                 per_agent, chain, deadline, cands=0, mult=None, memo=0):  # fmt: skip
+                 per_agent, chain, deadline, cands=0, mult=None, memo=0,
+                 memo_log=None):  # fmt: skip
     m, n = cost.shape
     if n == 0 or m == 0:
         return 0
@@ -93,12 +95,31 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
     step = n // swap_items if swap_items > 0 and n > swap_items else 1
     if start >= step:
         start = 0
-    seen = set()  # memo: the visited assignments' hashes (this call's)
+    seen = {}  # memo: the visited assignments' hashes -> times held
+    L = len(memo_log) - 1 if memo_log is not None and len(memo_log) > 1 else 0
+    log = [int(x) for x in memo_log.tolist()] if L > 0 else None  # [written, ring...]
+
+    def remember(h):
+        if L > 0:
+            pos = log[0] % L
+            if log[0] >= L:
+                old = log[1 + pos]
+                seen[old] -= 1
+                if seen[old] <= 0:
+                    del seen[old]
+            log[1 + pos] = h
+            log[0] += 1
+        seen[h] = seen.get(h, 0) + 1
+
     hcur = 0
     if memo > 0:
         for j in range(n):
             hcur ^= _zob(a_[j], j)
-        seen.add(hcur)
+        if L > 0 and log[0] > 0:  # the log's last L hashes (the current one among them)
+            for q in range(min(log[0], L)):
+                seen[log[1 + q]] = seen.get(log[1 + q], 0) + 1
+        else:
+            remember(hcur)
 
     def barred(excess_after, cost_after, *moved):  # memo: the move's assignment was visited
         if memo <= 0 or (excess_after == 0 and cost_after < best_cost - 1e-9):
@@ -243,7 +264,7 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
                     hcur ^= _zob(bc, bl) ^ _zob(bdd, bl)
             elif bk >= 0:
                 hcur ^= _zob(bi, bk) ^ _zob(a, bk)
-            seen.add(hcur)
+            remember(hcur)
         if bk < 0:
             used[a] -= W[a][bj]
             used[bi] += W[bi][bj]
@@ -314,10 +335,12 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
             if memo > 0:
                 if memo == 2:
                     seen.clear()
+                    if L > 0:
+                        log[0] = 0
                 hcur = 0
                 for j in range(n):
                     hcur ^= _zob(a_[j], j)
-                seen.add(hcur)
+                remember(hcur)
     assign[:] = a_
     best[:] = bst
     alpha[:] = al
@@ -325,6 +348,8 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
     istate[:6] = [it, since, start, best_ex, int(feasible_found), 1]
     dstate[:3] = [cur, best_cost, a0]
     rng[0] = gen.state
+    if L > 0:
+        memo_log[:] = log
     return int(done)
 
 

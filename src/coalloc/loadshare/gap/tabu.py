@@ -70,6 +70,11 @@ _LAG_CANDS = False
 #: restart. On type d at tenure 3, 50-83 % of the iterations revisited an assignment
 #: (bench/loadshare/ISSUE40.md, h57gap).
 _MEMO = 0
+#: The memory's length across kernel calls: :meth:`TabuState.fresh` gives each state a
+#: log of the last ``_MEMO_WINDOW`` assignments visited (``TabuState.memo_log``), so the
+#: memory outlives a round and the search stays resumable; 0: no log (the memory is each
+#: kernel call's own).
+_MEMO_WINDOW = 0
 
 
 def restart_after(n: int, done: int = 0) -> int:
@@ -247,6 +252,9 @@ class TabuState:
         :attr:`current_cost`, :attr:`best_cost`, :attr:`first_weight`.
     rng : numpy.ndarray of uint64, shape (1,)
         The splitmix64 state (shared by the searches of one call).
+    memo_log : numpy.ndarray of uint64, shape (L + 1,), or None
+        The visited-assignment memory's log (:attr:`TabuKnobs.memo`): ``[0]`` the hashes
+        written, ``[1:]`` the last ``L`` (a ring); None: the memory is each kernel call's.
     """
 
     assign: np.ndarray
@@ -256,6 +264,7 @@ class TabuState:
     istate: np.ndarray
     dstate: np.ndarray
     rng: np.ndarray
+    memo_log: Optional[np.ndarray] = None
 
     @classmethod
     def fresh(cls, start: np.ndarray, m: int, rng: np.ndarray) -> TabuState:
@@ -263,8 +272,9 @@ class TabuState:
         ``m`` agents, drawing from ``rng`` (kept, not copied)."""
         assign = np.array(start, dtype=np.int64)
         n = assign.shape[0]
+        log = np.zeros(_MEMO_WINDOW + 1, dtype=np.uint64) if _MEMO_WINDOW > 0 else None
         return cls(assign, assign.copy(), np.zeros(m), np.zeros(m * n, dtype=np.int64),
-                   np.zeros(6, dtype=np.int64), np.zeros(3), rng)  # fmt: skip
+                   np.zeros(6, dtype=np.int64), np.zeros(3), rng, log)  # fmt: skip
 
     def run(self, cost: np.ndarray, weight: np.ndarray, capacity: np.ndarray,
             iterations: int, knobs: TabuKnobs, until: Optional[float] = None) -> int:  # fmt: skip
