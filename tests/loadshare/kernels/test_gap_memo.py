@@ -95,8 +95,9 @@ def _tight(seed=3, m=6, n=60):
 def test_memo_is_off_by_default_and_changes_the_search() -> None:
     """Off by default (the plan says 0), and on it changes a tight search's trajectory."""
     assert tabu._MEMO == 0 and TabuKnobs.default(100).memo == 0 and TabuPlan(5).memo == 0
-    assert TabuState.fresh(np.zeros(3, dtype=np.int64), 2, np.zeros(1, dtype=np.uint64)
-                           ).memo_log is None or tabu._MEMO_WINDOW > 0  # fmt: skip
+    log = TabuState.fresh(np.zeros(3, dtype=np.int64), 2, np.zeros(1, dtype=np.uint64)).memo_log
+    assert (log is None) == (tabu._MEMO_WINDOW == 0)
+    assert log is None or (log.shape == (tabu._MEMO_WINDOW + 1,) and not log.any())
     cost, weight, cap, start = _tight()
     states = []
     for memo in (0, 1):

@@ -71,10 +71,15 @@ _LAG_CANDS = False
 #: (bench/loadshare/ISSUE40.md, h57gap).
 _MEMO = 0
 #: The memory's length across kernel calls: :meth:`TabuState.fresh` gives each state a
-#: log of the last ``_MEMO_WINDOW`` assignments visited (``TabuState.memo_log``), so the
-#: memory outlives a round and the search stays resumable; 0: no log (the memory is each
-#: kernel call's own).
-_MEMO_WINDOW = 0
+#: log of the last ``_MEMO_WINDOW`` assignments visited (``TabuState.memo_log``, 64 KiB
+#: at 8,192), so the memory outlives a round and the search stays resumable; 0: no log
+#: (the memory is each kernel call's own). Used only where ``memo`` is on (timed type d,
+#: ``search._CORRELATED_MEMO``). Against no log, five seeds interleaved, load 7-10:
+#: Chu-Beasley d at 1 s 0.352 -> 0.320 % and 0.321 -> 0.289 % mean (worst 0.825 ->
+#: 0.744, 0.792 -> 0.647); Yagiura d10400/d20400/d40400 at 10 s 0.230 -> 0.227 % and
+#: 0.225 -> 0.227 % (worst 0.431 -> 0.415, 0.419 -> 0.423): equal within the spread
+#: there (bench/loadshare/ISSUE40.md, h57gap).
+_MEMO_WINDOW = 8192
 
 
 def restart_after(n: int, done: int = 0) -> int:
