@@ -4,7 +4,7 @@
 profits and adds a free dummy agent when items may stay out).
 
 * :func:`tabu_search`: a tabu search over shifts and swaps with a penalised capacity
-  excess, **resumable**: its whole state (current and best assignment, per-agent penalty
+  excess, **resumable** (with ``memo`` 0): its whole state (current and best assignment, per-agent penalty
   weights, tabu list, counters, random state) lives in arrays the caller keeps, so ``k``
   calls of ``t`` iterations give exactly what one call of ``k * t`` iterations gives. The
   caller runs it in rounds, looks at the clock between them and records the trajectory.
@@ -21,7 +21,11 @@ from libc.stdint cimport INT64_MAX, int64_t, uint64_t
 from libc.math cimport INFINITY
 from libcpp.algorithm cimport nth_element
 from libcpp.utility cimport pair
+from cython.operator cimport dereference as deref
+from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
+
+import numpy as np
 
 from coalloc.common.interrupt cimport Deadline, Poll, coalloc_raise_interrupt, deadline_of
 from coalloc.common.xoshiro cimport splitmix64
@@ -29,6 +33,33 @@ from coalloc.common.xoshiro cimport splitmix64
 
 cdef inline int64_t _ex(int64_t used, int64_t cap) noexcept nogil:
     return used - cap if used > cap else 0
+
+
+cdef inline uint64_t _zob(Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    """The pair (agent i, item j)'s 64-bit key; an assignment's hash is the XOR of its
+    pairs' keys (splitmix64's finaliser of ``(i << 32) ^ j ^ 0x9E3779B97F4A7C15``)."""
+    cdef uint64_t z = ((<uint64_t>i) << 32) ^ (<uint64_t>j) ^ <uint64_t>0x9E3779B97F4A7C15ULL
+    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef inline void _remember(unordered_map[uint64_t, int64_t]* seen, uint64_t* lp, int64_t L,
+                           uint64_t h) noexcept nogil:
+    """Adds ``h`` to the memory ``seen`` (hash -> times held). With a log (``L > 0``:
+    ``lp[0]`` the hashes written so far, ``lp[1 .. L]`` the last ``L`` of them, a ring),
+    the hash written ``L`` places before leaves the memory as ``h`` enters."""
+    cdef uint64_t pos, old
+    if L > 0:
+        pos = lp[0] % <uint64_t>L
+        if lp[0] >= <uint64_t>L:
+            old = lp[1 + pos]
+            deref(seen)[old] = deref(seen)[old] - 1
+            if deref(seen)[old] <= 0:
+                deref(seen).erase(old)
+        lp[1 + pos] = h
+        lp[0] += 1
+    deref(seen)[h] = deref(seen)[h] + 1
 
 
 cdef extern from *:
@@ -142,7 +173,11 @@ cdef struct _TabuPlan:  # tabu_search's scalars, read once from its Python plan
     int64_t chain
     int64_t cands      # swaps, chains: the item's first cands targets (< 0: cheapest; 0: all)
     const double* mult  # cands < 0: the agents' multipliers, cheapest by c + mult w (NULL: c)
+    int64_t memo       # visited assignments barred: 0 none, 1 the call's, 2 since the restart
     Deadline deadline
+
+
+_NO_LOG = np.zeros(0, dtype=np.uint64)
 
 
 def tabu_search(const double[:, ::1] cost, const int64_t[:, ::1] weight,
@@ -168,6 +203,7 @@ def tabu_search(const double[:, ::1] cost, const int64_t[:, ::1] weight,
     p.per_agent = int(plan.per_agent)
     p.chain = plan.chain
     p.cands = getattr(plan, "cands", 0)
+    p.memo = getattr(plan, "memo", 0)
     cdef const double[::1] mult
     p.mult = NULL
     if getattr(plan, "mult", None) is not None:
@@ -178,8 +214,12 @@ def tabu_search(const double[:, ::1] cost, const int64_t[:, ::1] weight,
         if mult.shape[0]:
             p.mult = &mult[0]
     p.deadline = deadline_of(plan.deadline)
+    cdef uint64_t[::1] memo_log = _NO_LOG
+    if getattr(state, "memo_log", None) is not None:
+        memo_log = state.memo_log
     return _tabu_search(cost, weight, capacity, state.assign, state.best, state.alpha,
-                        state.tabu_until, state.istate, state.dstate, state.rng, &p)
+                        state.tabu_until, state.istate, state.dstate, state.rng, memo_log,
+                        &p)
 
 
 cdef int64_t _tabu_search(
@@ -193,6 +233,7 @@ cdef int64_t _tabu_search(
     int64_t[::1] istate,            # IN/OUT (6,) it, since, start, best_ex, feasible, started
     double[::1] dstate,             # IN/OUT (3,) current cost, best cost, first weight
     uint64_t[::1] rng,              # IN/OUT (1,) splitmix64 state
+    uint64_t[::1] memo_log,         # IN/OUT (L + 1,) memo's log (count, ring); (0,): none
     const _TabuPlan* plan,
 ) except -1:
     """The search of :func:`tabu_search`, with the plan's scalars:
@@ -236,6 +277,17 @@ cdef int64_t _tabu_search(
     (least ``(cost, agent)``, fixed for the call; with ``plan.mult``, the agents'
     capacity multipliers ``lam``, least ``(cost + lam * weight, agent)``). Shifts are not
     restricted.
+
+    ``memo`` (``plan.memo``, 0: none): a memory of the assignments visited, by their
+    hashes (the XOR of ``_zob(i, j)`` over the pairs; ``seen``): a shift, swap or chain
+    whose assignment is in it is not admissible, unless it is a feasible new best (the
+    aspiration above). ``memo`` 1: every assignment visited (the first, each one moved
+    to, each restart's); 2: those since the last restart (cleared there). Without a log
+    (``state.memo_log`` None or of length < 2) the memory is this call's only (``k``
+    calls of ``t`` iterations then differ from one of ``k * t``); with a log of length
+    ``L + 1`` (``[0]``: hashes written, ``[1 ..]``: the last ``L``, a ring) the memory is
+    the last ``L`` assignments visited, kept across calls (resumable). No random draws:
+    the splitmix64 stream is the same as without it.
 
     A fresh state (``istate[5] == 0``) is set up from ``assign``: ``best = assign``, the
     weights ``(sum |c| + 1) / (sum w + 1)`` (kept in ``dstate[2]``). ``best`` is the best feasible assignment found
@@ -311,6 +363,12 @@ cdef int64_t _tabu_search(
     cdef vector[pair[double, Py_ssize_t]] keyed
     cdef Py_ssize_t u0, u1, u2        # the sampled item's candidate agents (-1: none)
     cdef int64_t mxe, e_i                 # the largest agent excess, one agent's (YIG weights)
+    cdef int64_t memo = plan.memo
+    cdef unordered_map[uint64_t, int64_t] seen  # memo: the visited assignments' hashes
+    cdef uint64_t* lp = &memo_log[0] if memo_log.shape[0] > 1 else NULL
+    cdef int64_t L = memo_log.shape[0] - 1 if memo_log.shape[0] > 1 else 0
+    cdef int64_t q_in
+    cdef uint64_t hcur = 0               # memo: the current assignment's hash
     with nogil:
         used.assign(m, 0)
         if chain >= 1:
@@ -406,6 +464,15 @@ cdef int64_t _tabu_search(
         step = n // swap_items if swap_items > 0 and n > swap_items else 1
         if start >= step:
             start = 0
+        if memo > 0:
+            for j in range(n):
+                hcur ^= _zob(assign[j], j)
+            if L > 0 and lp[0] > 0:  # the log's last L hashes (the current one among them)
+                q_in = <int64_t>lp[0] if lp[0] < <uint64_t>L else L
+                for k in range(q_in):
+                    seen[lp[1 + k]] = seen[lp[1 + k]] + 1
+            else:
+                _remember(&seen, lp, L, hcur)
         done = 0
         while done < iterations:
             if poll.stop():
@@ -465,6 +532,9 @@ cdef int64_t _tabu_search(
                             d_ex = e2b + e2a
                             ok = (not tabu) or (excess + d_ex == 0
                                                 and cur + d_cost < best_cost - 1e-9)
+                            if ok and memo > 0 and not (excess + d_ex == 0
+                                                        and cur + d_cost < best_cost - 1e-9):
+                                ok = seen.count(hcur ^ _zob(a, j) ^ _zob(i, j)) == 0
                             if ok:
                                 _move_set(&mv, d, d_cost, d_ex, i, j, -1, -1, -1, -1)
                     if chain >= 1:
@@ -492,6 +562,9 @@ cdef int64_t _tabu_search(
                     if d < mv.d:
                         ok = (not tabu) or (excess + d_ex == 0
                                             and cur + d_cost < best_cost - 1e-9)
+                        if ok and memo > 0 and not (excess + d_ex == 0
+                                                    and cur + d_cost < best_cost - 1e-9):
+                            ok = seen.count(hcur ^ _zob(a, j) ^ _zob(i, j)) == 0
                         if ok:
                             _move_set(&mv, d, d_cost, d_ex, i, j, -1, -1, -1, -1)
                 if chain >= 1:
@@ -698,6 +771,10 @@ cdef int64_t _tabu_search(
                                 tabu = tabu_until[b * n + j] > it or tabu_until[a * n + k] > it
                                 ok = (not tabu) or (excess + d_ex == 0
                                                     and cur + d_cost < best_cost - 1e-9)
+                                if ok and memo > 0 and not (excess + d_ex == 0
+                                                            and cur + d_cost < best_cost - 1e-9):
+                                    ok = seen.count(hcur ^ _zob(a, j) ^ _zob(b, j)
+                                                    ^ _zob(b, k) ^ _zob(a, k)) == 0
                                 if ok:
                                     _move_set(&mv, d, d_cost, d_ex, b, j, k, -1, -1, -1)
                             if chain < 1:
@@ -715,6 +792,11 @@ cdef int64_t _tabu_search(
                                     tabu = tabu_until[b * n + j] > it
                                     ok = (not tabu) or (excess + d_ex == 0
                                                         and cur + d_cost < best_cost - 1e-9)
+                                    if ok and memo > 0 and not (
+                                            excess + d_ex == 0
+                                            and cur + d_cost < best_cost - 1e-9):
+                                        ok = seen.count(hcur ^ _zob(a, j) ^ _zob(b, j)
+                                                        ^ _zob(b, k) ^ _zob(c, k)) == 0
                                     if ok:
                                         _move_set(&mv, d, d_cost, d_ex, b, j, k, c, -1, -1)
                     j += step
@@ -743,6 +825,10 @@ cdef int64_t _tabu_search(
                         d = d_cost + alpha[a] * e2a + alpha[b] * e2b
                         tabu = tabu_until[b * n + j] > it or tabu_until[a * n + k] > it
                         ok = (not tabu) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
+                        if ok and d < mv.d and memo > 0 and not (
+                                excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9):
+                            ok = seen.count(hcur ^ _zob(a, j) ^ _zob(b, j)
+                                            ^ _zob(b, k) ^ _zob(a, k)) == 0
                         if ok and d < mv.d:
                             _move_set(&mv, d, d_cost, d_ex, b, j, k, -1, -1, -1)
                         if chain < 1:
@@ -766,6 +852,10 @@ cdef int64_t _tabu_search(
                             tabu = tabu_until[b * n + j] > it
                             ok = (not tabu) or (excess + d_ex == 0
                                                 and cur + d_cost < best_cost - 1e-9)
+                            if ok and d < mv.d and memo > 0 and not (
+                                    excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9):
+                                ok = seen.count(hcur ^ _zob(a, j) ^ _zob(b, j)
+                                                ^ _zob(b, k) ^ _zob(c, k)) == 0
                             if ok and d < mv.d:
                                 _move_set(&mv, d, d_cost, d_ex, b, j, k, c, -1, -1)
                         if chain < 2:
@@ -794,6 +884,10 @@ cdef int64_t _tabu_search(
                              + alpha[dd] * e2d)
                         tabu = tabu_until[b * n + j] > it
                         ok = (not tabu) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
+                        if ok and d < mv.d and memo > 0 and not (
+                                excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9):
+                            ok = seen.count(hcur ^ _zob(a, j) ^ _zob(b, j) ^ _zob(b, k)
+                                            ^ _zob(c, k) ^ _zob(c, l) ^ _zob(dd, l)) == 0
                         if ok and d < mv.d:
                             _move_set(&mv, d, d_cost, d_ex, b, j, k, c, l, dd)
                     j += step
@@ -813,6 +907,15 @@ cdef int64_t _tabu_search(
                 if mv.l >= 0:
                     dirty[mv.dd] = 1
             tabu_until[a * n + mv.j] = it + tenure + <int64_t>(splitmix64(state) % <uint64_t>(tenure // 2 + 1))
+            if memo > 0:
+                hcur ^= _zob(a, mv.j) ^ _zob(mv.i, mv.j)
+                if mv.k >= 0 and mv.c >= 0:
+                    hcur ^= _zob(mv.i, mv.k) ^ _zob(mv.c, mv.k)
+                    if mv.l >= 0:
+                        hcur ^= _zob(mv.c, mv.l) ^ _zob(mv.dd, mv.l)
+                elif mv.k >= 0:
+                    hcur ^= _zob(mv.i, mv.k) ^ _zob(a, mv.k)
+                _remember(&seen, lp, L, hcur)
             if mv.k < 0:
                 used[a] -= weight[a, mv.j]
                 used[mv.i] += weight[mv.i, mv.j]
@@ -892,6 +995,15 @@ cdef int64_t _tabu_search(
                 excess = 0
                 for i in range(m):
                     excess += _ex(used[i], capacity[i])
+                if memo > 0:
+                    if memo == 2:
+                        seen.clear()
+                        if L > 0:
+                            lp[0] = 0
+                    hcur = 0
+                    for j in range(n):
+                        hcur ^= _zob(assign[j], j)
+                    _remember(&seen, lp, L, hcur)
         istate[0] = it
         istate[1] = since
         istate[2] = start

@@ -18,6 +18,17 @@ def _ex(used: int, cap: int) -> int:
     return used - cap if used > cap else 0
 
 
+_M64 = (1 << 64) - 1
+
+
+def _zob(i: int, j: int) -> int:
+    """Twin of the kernel's ``_zob``: the (agent, item) pair's 64-bit key."""
+    z = ((i << 32) ^ j ^ 0x9E3779B97F4A7C15) & _M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return z ^ (z >> 31)
+
+
 def tabu_search(cost, weight, capacity, state, plan):
     """Twin of ``_gapls.tabu_search`` (the same state and plan objects); returns the
     iterations done in this call."""
@@ -26,12 +37,14 @@ def tabu_search(cost, weight, capacity, state, plan):
                         plan.iterations, plan.tenure, plan.restart, plan.swap_items,
                         plan.growth, plan.shake, plan.per_agent, plan.chain,
                         plan.deadline, getattr(plan, "cands", 0),
-                        getattr(plan, "mult", None))  # fmt: skip
+                        getattr(plan, "mult", None), getattr(plan, "memo", 0),
+                        getattr(state, "memo_log", None))  # fmt: skip
 
 
 def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate, dstate, rng,
                  iterations, tenure, restart, swap_items, growth, shake,
-                 per_agent, chain, deadline, cands=0, mult=None):  # fmt: skip
+                 per_agent, chain, deadline, cands=0, mult=None, memo=0,
+                 memo_log=None):  # fmt: skip
     m, n = cost.shape
     if n == 0 or m == 0:
         return 0
@@ -82,6 +95,40 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
     step = n // swap_items if swap_items > 0 and n > swap_items else 1
     if start >= step:
         start = 0
+    seen = {}  # memo: the visited assignments' hashes -> times held
+    L = len(memo_log) - 1 if memo_log is not None and len(memo_log) > 1 else 0
+    log = [int(x) for x in memo_log.tolist()] if L > 0 else None  # [written, ring...]
+
+    def remember(h):
+        if L > 0:
+            pos = log[0] % L
+            if log[0] >= L:
+                old = log[1 + pos]
+                seen[old] -= 1
+                if seen[old] <= 0:
+                    del seen[old]
+            log[1 + pos] = h
+            log[0] += 1
+        seen[h] = seen.get(h, 0) + 1
+
+    hcur = 0
+    if memo > 0:
+        for j in range(n):
+            hcur ^= _zob(a_[j], j)
+        if L > 0 and log[0] > 0:  # the log's last L hashes (the current one among them)
+            for q in range(min(log[0], L)):
+                seen[log[1 + q]] = seen.get(log[1 + q], 0) + 1
+        else:
+            remember(hcur)
+
+    def barred(excess_after, cost_after, *moved):  # memo: the move's assignment was visited
+        if memo <= 0 or (excess_after == 0 and cost_after < best_cost - 1e-9):
+            return False
+        h = hcur
+        for z in moved:
+            h ^= _zob(*z)
+        return h in seen
+
     done = 0
     while done < iterations:
         interrupt.check_kernel(deadline)  # the compiled kernel's poll (twin)
@@ -110,6 +157,8 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
                         top[j].insert(q, (v, i))
                         del top[j][3:]
                 ok = (not tb) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
+                if ok and d < bd and barred(excess + d_ex, cur + d_cost, (a, j), (i, j)):
+                    ok = False
                 if ok and d < bd:
                     bd, bdc, bdex, bi, bj, bk = d, d_cost, d_ex, i, j, -1
         two = None
@@ -155,6 +204,9 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
                     d = d_cost + al[a] * e2a + al[b] * e2b
                     tb = tabu[b * n + j] > it or tabu[a * n + k] > it
                     ok = (not tb) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
+                    if ok and d < bd and barred(excess + d_ex, cur + d_cost, (a, j), (b, j),
+                                                (b, k), (a, k)):  # fmt: skip
+                        ok = False
                     if ok and d < bd:
                         bd, bdc, bdex, bi, bj, bk, bc = d, d_cost, d_ex, b, j, k, -1
                     if chain < 1:
@@ -169,6 +221,9 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
                         d = d_cost + al[a] * e2a + al[b] * e2b + al[c] * e2c
                         tb = tabu[b * n + j] > it
                         ok = (not tb) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
+                        if ok and d < bd and barred(excess + d_ex, cur + d_cost, (a, j), (b, j),
+                                                    (b, k), (c, k)):  # fmt: skip
+                            ok = False
                         if ok and d < bd:
                             bd, bdc, bdex, bi, bj, bk, bc, bl = d, d_cost, d_ex, b, j, k, c, -1
                     if chain < 2:
@@ -186,6 +241,9 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
                     d = d_cost + al[a] * e2a + al[b] * e2b + al[c] * e2c + al[dd] * e2d
                     tb = tabu[b * n + j] > it
                     ok = (not tb) or (excess + d_ex == 0 and cur + d_cost < best_cost - 1e-9)
+                    if ok and d < bd and barred(excess + d_ex, cur + d_cost, (a, j), (b, j),
+                                                (b, k), (c, k), (c, l), (dd, l)):  # fmt: skip
+                        ok = False
                     if ok and d < bd:
                         bd, bdc, bdex, bi, bj, bk, bc, bl, bdd = (d, d_cost, d_ex, b, j, k, c,
                                                                   l, dd)  # fmt: skip
@@ -198,6 +256,15 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
             continue
         a = a_[bj]
         tabu[a * n + bj] = it + tenure + gen.next() % (tenure // 2 + 1)
+        if memo > 0:
+            hcur ^= _zob(a, bj) ^ _zob(bi, bj)
+            if bk >= 0 and bc >= 0:
+                hcur ^= _zob(bi, bk) ^ _zob(bc, bk)
+                if bl >= 0:
+                    hcur ^= _zob(bc, bl) ^ _zob(bdd, bl)
+            elif bk >= 0:
+                hcur ^= _zob(bi, bk) ^ _zob(a, bk)
+            remember(hcur)
         if bk < 0:
             used[a] -= W[a][bj]
             used[bi] += W[bi][bj]
@@ -265,6 +332,15 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
             excess = 0
             for i in range(m):
                 excess += _ex(used[i], cap[i])
+            if memo > 0:
+                if memo == 2:
+                    seen.clear()
+                    if L > 0:
+                        log[0] = 0
+                hcur = 0
+                for j in range(n):
+                    hcur ^= _zob(a_[j], j)
+                remember(hcur)
     assign[:] = a_
     best[:] = bst
     alpha[:] = al
@@ -272,6 +348,8 @@ def _tabu_search(cost, weight, capacity, assign, best, alpha, tabu_until, istate
     istate[:6] = [it, since, start, best_ex, int(feasible_found), 1]
     dstate[:3] = [cur, best_cost, a0]
     rng[0] = gen.state
+    if L > 0:
+        memo_log[:] = log
     return int(done)
 
 

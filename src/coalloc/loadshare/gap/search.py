@@ -21,7 +21,8 @@ them at the measured speed, optionally beside the search afresh: ``_AUTO_FRESH``
 iterations). Since issue 40 (h42gap40) timed calls take two core cycles beside the search
 afresh by default (``_AUTO_CYCLES``); since h46gap40 timed calls on instances whose costs
 fall as the weights grow (type d) run the tabu search at tenure 3
-(``_CORRELATED_TENURE``). Two restart knobs are there, off: restarts from elite
+(``_CORRELATED_TENURE``), and since h57gap with the kernel's memory of the
+assignments it visited (``_CORRELATED_MEMO``). Two restart knobs are there, off: restarts from elite
 assignments (``_ELITE_RESTART``) and a learned restart weight (``_LEARN_WEIGHT``); and
 one exact re-optimisation of the stalled bests' contested sets of two or three agents
 (:mod:`.subgap`, ``_SUBGAP``), off.
@@ -200,6 +201,17 @@ _ELITE_RESTART, _ELITE_UNTIMED = 0, False
 #: 0.228 % at 10 s), longer tenures lost on d (h40gap): hence the rule
 #: (bench/loadshare/ISSUE40.md, h46gap40).
 _CORRELATED_TENURE, _CORRELATED = 3, -0.9
+#: The tabu kernel's memory of visited assignments (:attr:`.tabu.TabuKnobs.memo`) on
+#: the same timed calls (type d; issue 40, h57gap): ``_CORRELATED_MEMO`` (0: the package's,
+#: ``tabu._MEMO``). At tenure 3 the search on type d returned to an assignment it had
+#: visited in 50-83 % of its iterations (d10100, d20100, d20200, 6,000 single iterations
+#: from a 0.2 s answer). Untimed calls keep the package's (their answers are unchanged).
+#: On (memo 1, the kernel call's assignments): against off, five seeds interleaved, load
+#: 5-8, Chu-Beasley d at 1 s 0.339 -> 0.292 %, 0.320 -> 0.311 % and 0.355 -> 0.317 % mean
+#: (worst 0.808 -> 0.631, 0.728 -> 0.711, 0.808 -> 0.760); Yagiura d10400/d20400/d40400 at
+#: 10 s 0.240 -> 0.227 % and 0.244 -> 0.231 % (worst d40400 0.439 -> 0.423, 0.439 ->
+#: 0.419). See bench/loadshare/ISSUE40.md, h57gap.
+_CORRELATED_MEMO = 1
 #: The core phase's share of a timed call's search on the same instances (type d; issue
 #: 40, h49gap): ``_CORRELATED_CORE_SHARE`` (0: ``_CORE_SHARE``, as every other instance).
 #: Untimed calls keep ``_CORE_SHARE`` (their answers are unchanged). See
@@ -606,11 +618,14 @@ class _Search(StartSteps, RestartSteps):
         knobs = TabuKnobs.default(n)
         m = self.inst.m
         correlated = (deadline is not None
-                      and (_CORRELATED_TENURE > 0 or _CORRELATED_CORE_SHARE > 0)
+                      and (_CORRELATED_TENURE > 0 or _CORRELATED_CORE_SHARE > 0
+                           or _CORRELATED_MEMO > 0)
                       and cost_weight_correlation(self.cost[:m], self.weight[:m])
                       <= _CORRELATED)  # fmt: skip
         if correlated and _CORRELATED_TENURE > 0:
             knobs.tenure = _CORRELATED_TENURE
+        if correlated and _CORRELATED_MEMO > 0:
+            knobs.memo = _CORRELATED_MEMO
         if correlated and _CORRELATED_CORE_SHARE > 0:
             self.core_share = _CORRELATED_CORE_SHARE
         core_share = self.core_share

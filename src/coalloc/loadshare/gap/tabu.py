@@ -64,6 +64,23 @@ _CANDS = 0
 #: (see ``_CANDS``).
 _LAG_CANDS = False
 
+#: A memory of the assignments the kernel visited (``TabuKnobs.memo``): a move whose
+#: assignment was visited is not admissible (aspiration still applies). 0: none (the
+#: kernel as before); 1: every assignment of the kernel call; 2: those since the last
+#: restart. On type d at tenure 3, 50-83 % of the iterations revisited an assignment
+#: (bench/loadshare/ISSUE40.md, h57gap).
+_MEMO = 0
+#: The memory's length across kernel calls: :meth:`TabuState.fresh` gives each state a
+#: log of the last ``_MEMO_WINDOW`` assignments visited (``TabuState.memo_log``, 64 KiB
+#: at 8,192), so the memory outlives a round and the search stays resumable; 0: no log
+#: (the memory is each kernel call's own). Used only where ``memo`` is on (timed type d,
+#: ``search._CORRELATED_MEMO``). Against no log, five seeds interleaved, load 7-10:
+#: Chu-Beasley d at 1 s 0.352 -> 0.320 % and 0.321 -> 0.289 % mean (worst 0.825 ->
+#: 0.744, 0.792 -> 0.647); Yagiura d10400/d20400/d40400 at 10 s 0.230 -> 0.227 % and
+#: 0.225 -> 0.227 % (worst 0.431 -> 0.415, 0.419 -> 0.423): equal within the spread
+#: there (bench/loadshare/ISSUE40.md, h57gap).
+_MEMO_WINDOW = 8192
+
 
 def restart_after(n: int, done: int = 0) -> int:
     """Tabu iterations without a new best after which the search restarts from the best,
@@ -122,6 +139,10 @@ class TabuKnobs:
         With ``cands < 0``: the agents' capacity multipliers ``lam`` (``(m,)`` float64);
         the cheapest agents are then those of least ``cost + lam * weight`` (None: of
         least cost).
+    memo : int
+        The visited assignments a move may not return to (aspiration aside): 0 none, 1
+        those of the kernel call, 2 those since the last restart. The memory lives in
+        one call (a call split in two may differ from the whole).
     """
 
     tenure: int = _TENURE
@@ -133,12 +154,13 @@ class TabuKnobs:
     chain: int = _CHAIN
     cands: int = _CANDS
     mult: Optional[np.ndarray] = None
+    memo: int = _MEMO
 
     @classmethod
     def default(cls, n: int) -> TabuKnobs:
         """The package's parameters for ``n`` items (as :func:`solve_gap` runs them)."""
         return cls(_TENURE, restart_after(n), _SWAP_ITEMS, _GROWTH, _SHAKE, int(_PER_AGENT),
-                   _CHAIN, _CANDS)  # fmt: skip
+                   _CHAIN, _CANDS, memo=_MEMO)  # fmt: skip
 
     def as_args(self) -> Tuple[int, int, int, float, int, int, int, int]:
         """The knobs in the kernel's historic positional order (older builds), ``cands``
@@ -163,7 +185,7 @@ class TabuKnobs:
         """
         return TabuPlan(int(iterations), self.tenure, self.restart, self.swap_items,
                         self.growth, self.shake, self.per_agent, self.chain, self.cands,
-                        self.mult, deadline=deadline)  # fmt: skip
+                        self.mult, deadline=deadline, memo=self.memo)  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -193,9 +215,10 @@ class TabuPlan(TabuKnobs):
                  swap_items: int = _SWAP_ITEMS, growth: float = _GROWTH, shake: int = _SHAKE,
                  per_agent: int = int(_PER_AGENT), chain: int = _CHAIN, cands: int = _CANDS,
                  mult: Optional[np.ndarray] = None, *,
-                 deadline: Optional[interrupt.KernelDeadline] = None) -> None:  # fmt: skip
+                 deadline: Optional[interrupt.KernelDeadline] = None,
+                 memo: int = _MEMO) -> None:  # fmt: skip
         super().__init__(tenure, restart, swap_items, growth, shake, per_agent, chain, cands,
-                         mult)  # fmt: skip
+                         mult, memo)  # fmt: skip
         self.iterations = iterations
         self.deadline = deadline
 
@@ -234,6 +257,9 @@ class TabuState:
         :attr:`current_cost`, :attr:`best_cost`, :attr:`first_weight`.
     rng : numpy.ndarray of uint64, shape (1,)
         The splitmix64 state (shared by the searches of one call).
+    memo_log : numpy.ndarray of uint64, shape (L + 1,), or None
+        The visited-assignment memory's log (:attr:`TabuKnobs.memo`): ``[0]`` the hashes
+        written, ``[1:]`` the last ``L`` (a ring); None: the memory is each kernel call's.
     """
 
     assign: np.ndarray
@@ -243,6 +269,7 @@ class TabuState:
     istate: np.ndarray
     dstate: np.ndarray
     rng: np.ndarray
+    memo_log: Optional[np.ndarray] = None
 
     @classmethod
     def fresh(cls, start: np.ndarray, m: int, rng: np.ndarray) -> TabuState:
@@ -250,8 +277,9 @@ class TabuState:
         ``m`` agents, drawing from ``rng`` (kept, not copied)."""
         assign = np.array(start, dtype=np.int64)
         n = assign.shape[0]
+        log = np.zeros(_MEMO_WINDOW + 1, dtype=np.uint64) if _MEMO_WINDOW > 0 else None
         return cls(assign, assign.copy(), np.zeros(m), np.zeros(m * n, dtype=np.int64),
-                   np.zeros(6, dtype=np.int64), np.zeros(3), rng)  # fmt: skip
+                   np.zeros(6, dtype=np.int64), np.zeros(3), rng, log)  # fmt: skip
 
     def run(self, cost: np.ndarray, weight: np.ndarray, capacity: np.ndarray,
             iterations: int, knobs: TabuKnobs, until: Optional[float] = None) -> int:  # fmt: skip
