@@ -113,3 +113,19 @@ def test_the_scan_answers_alike_with_the_screen(monkeypatch, rows, count):
         if got[True].has_solution:
             assert verify(req, pool, got[True]).admissible
     assert sum(verdicts) >= 10  # the screen proved starts (and the answers stayed)
+
+
+def test_the_stepped_running_maxima_equal_the_accumulated_ones():
+    rng = np.random.default_rng(57)
+    for _ in range(60):
+        rows, m, nb = int(rng.integers(1, 12)), int(rng.integers(1, 4)), int(rng.integers(1, 30))
+        bm = rng.random((rows, m, nb)) * (rng.random((rows, m, nb)) < 0.7)
+        c0 = int(rng.integers(0, nb))
+        a = int(rng.integers(c0 + 1, nb + 1))
+        hi = int(rng.integers(a, nb + 1))
+        got, want = screen_module._running(bm, c0, a, hi), screen_module._accumulated(bm, c0, a, hi)
+        for x, y in zip(got, want):
+            assert x.shape == y.shape and np.array_equal(x, y)
+        assert np.array_equal(got[0][0], bm[:, :, c0:a].max(axis=2))  # the referee: directly
+        if hi > a:
+            assert np.array_equal(got[1][-1], bm[:, :, a:hi].max(axis=2))
