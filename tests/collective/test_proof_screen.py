@@ -129,3 +129,29 @@ def test_the_stepped_running_maxima_equal_the_accumulated_ones():
         assert np.array_equal(got[0][0], bm[:, :, c0:a].max(axis=2))  # the referee: directly
         if hi > a:
             assert np.array_equal(got[1][-1], bm[:, :, a:hi].max(axis=2))
+
+
+def test_a_start_alone_from_the_block_maxima_answers_alike(monkeypatch):
+    """``ALONE`` (h57coll): the window maxima of a start the screen leaves, computed alone
+    from the pool's block maxima over long windows, give the same answers, ledgers and
+    counters as those of ``window_max_rows``; the route is taken."""
+    pool = wandering_pool(1, 400, k=600, level=(0.1, 0.9), step=0.04, freed=True)
+    alone = []
+    real = ProofScreen.maxima
+
+    def spy(self, ker, times, res, b, s):
+        got = real(self, ker, times, res, b, s)
+        alone.append(got.shape[0] == 1 and screen_module.ALONE)
+        return got
+
+    monkeypatch.setattr(screen_module.ProofScreen, "maxima", spy)
+    for req in _requests(pool, 3):
+        got = {}
+        for on in (False, True):
+            monkeypatch.setattr(screen_module, "ALONE", on)
+            got[on] = scan(req, pool)
+        assert answer_key(got[True], message=True) == answer_key(got[False], message=True)
+        assert got[True].iterations == got[False].iterations
+        if got[True].has_solution:
+            assert verify(req, pool, got[True]).admissible
+    assert sum(alone) >= 3  # starts alone from the block maxima (and the answers stayed)

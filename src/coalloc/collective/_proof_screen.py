@@ -29,6 +29,13 @@ SLACK = 1e-9
 #: moved to the front (:func:`_accumulated`): the same values (a maximum is exact), about
 #: half the time (issue 40, h57coll: 6.2 vs 12.6 ms for 72 blocks of 10,000 x 3).
 STEPPED = True
+#: The window maxima of a start the screen leaves, when computed for that start alone (and
+#: for the first start it is asked, no weights kept yet: alone), over windows of
+#: :data:`ALONE_SEGS` segments or more from the pool's block maxima (``window_max_blocks``)
+#: instead of every segment (``window_max_rows``, whose pass over a row costs the windows'
+#: span whatever the starts): the same values (issue 40, h57coll). False: h56coll's.
+ALONE = True
+ALONE_SEGS = 4 * BLOCK
 
 
 def window_lows(times: np.ndarray, bm: np.ndarray, nodes: np.ndarray,
@@ -128,9 +135,28 @@ class ProofScreen:
     def ahead(self, size: int) -> int:
         """Starts whose window maxima the scan computes at once from a start the screen
         did not prove: that start alone while the screen proves half those it was asked
-        (the later ones are likely proven: no maxima needed), else ``size`` (the rest of
-        the block: one pass over the windows). Counts only, never the clock."""
-        return 1 if 2 * self.proven >= self.asked else size
+        (the later ones are likely proven: no maxima needed), and the first start it was
+        asked (:data:`ALONE`: the answer, or the source of the weights that prove the
+        later ones), else ``size`` (the rest of the block: one pass over the windows).
+        Counts only, never the clock."""
+        first = ALONE and self.asked == 1
+        return 1 if first or 2 * self.proven >= self.asked else size
+
+    def maxima(self, ker, times: np.ndarray, res: np.ndarray, b: np.ndarray,
+               s: int) -> np.ndarray:  # fmt: skip
+        """Every node's window maxima from start ``b[s]`` on, as many starts as
+        :meth:`ahead` says (``window_max_rows``); a start alone over windows of
+        :data:`ALONE_SEGS` segments or more from the pool's block maxima
+        (``window_max_blocks``, :data:`ALONE`: the same values, its whole blocks read once
+        each instead of every segment)."""
+        sc, t, k = self.scan, float(b[s]), s + self.ahead(b.size)
+        if ALONE and k == s + 1 and sc.backend == "compiled":
+            segs = np.searchsorted(times, t + self.duration) - np.searchsorted(times, t)
+            if segs >= ALONE_SEGS:
+                times, res, bm = self.pool._block_maxima()
+                return ker.window_max_blocks(times, res, bm, BLOCK, sc.nodes, b[s:k],
+                                             self.duration)  # fmt: skip
+        return ker.window_max_rows(times, res, sc.nodes, b[s:k], self.duration)
 
 
 def _running(bm: np.ndarray, c0: int, a: int, hi: int):

@@ -447,9 +447,9 @@ class _Scan:
                     # (a start that fails the set search is often followed by others that pass
                     # the screens: one call per start would cost a window's length each); the
                     # next blocks compute them all (window_screen would only add its cost)
-                    k = s + (screen.ahead(b.size) if screen else b.size)  # s alone or on
-                    tm_block, off = ker.window_max_rows(times, res, nodes, b[s:k],
-                                                        request.duration), s  # fmt: skip
+                    tm_block, off = (screen.maxima(ker, times, res, b, s) if screen else
+                                     ker.window_max_rows(times, res, nodes, b[s:],
+                                                         request.duration)), s  # fmt: skip
                     fuse = bool(screen)  # the screen's blocks from window_screen still
                 yield b[s], tm_block[s - off if at is None else at[s]]
             note_screened(b[q:], codes[q:], elig[q:], props[q:], vals[q:])
