@@ -19,6 +19,7 @@ from typing import List
 import numpy as np
 
 from ._heuristic_sets import top_rows
+from ._scratch import window_rows
 from .model import BLOCK
 
 #: Relative slack over ``proves_empty``'s margin (1e-12): covers the rounding of sums taken
@@ -156,7 +157,7 @@ class ProofScreen:
                 times, res, bm = self.pool._block_maxima()
                 return ker.window_max_blocks(times, res, bm, BLOCK, sc.nodes, b[s:k],
                                              self.duration)  # fmt: skip
-        return ker.window_max_rows(times, res, sc.nodes, b[s:k], self.duration)
+        return window_rows(ker, times, res, sc.nodes, b[s:k], self.duration)
 
 
 def _running(bm: np.ndarray, c0: int, a: int, hi: int):
