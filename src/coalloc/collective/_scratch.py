@@ -23,6 +23,10 @@ ON = True
 LEAST = 1 << 22
 #: The largest buffer kept (bytes); a larger output is a fresh array, not kept.
 MOST = 1 << 28
+#: A buffer is made with room for this many starts (the scan's largest block, ``_MAX_BLOCK``)
+#: of the rows asked: the scan's blocks grow 8x from one to the next, so a buffer sized to
+#: each would be made afresh (its pages touched anew) three or four times per process.
+STARTS = 512
 
 _LOCAL = threading.local()
 
@@ -37,7 +41,8 @@ def window_rows(ker, times: np.ndarray, res: np.ndarray, nodes: np.ndarray,
     if not ON or not LEAST <= 8 * size <= MOST:
         return ker.window_max_rows(times, res, nodes, starts, duration)
     buf = getattr(_LOCAL, "buf", None)
-    if buf is None or buf.size < size:
-        buf = _LOCAL.buf = np.empty(min(size + size // 4, MOST // 8))
+    if buf is None or buf.size < size:  # room for a block of STARTS: grown once, not often
+        room = max(size + size // 4, STARTS * shape[1] * shape[2])
+        buf = _LOCAL.buf = np.empty(min(room, MOST // 8))
     return ker.window_max_rows(times, res, nodes, starts, duration,
                                out=buf[:size].reshape(shape))  # fmt: skip
