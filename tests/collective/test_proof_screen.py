@@ -113,3 +113,48 @@ def test_the_scan_answers_alike_with_the_screen(monkeypatch, rows, count):
         if got[True].has_solution:
             assert verify(req, pool, got[True]).admissible
     assert sum(verdicts) >= 10  # the screen proved starts (and the answers stayed)
+
+
+def test_the_stepped_running_maxima_equal_the_accumulated_ones():
+    rng = np.random.default_rng(57)
+    for _ in range(60):
+        rows, m, nb = int(rng.integers(1, 12)), int(rng.integers(1, 4)), int(rng.integers(1, 30))
+        bm = rng.random((rows, m, nb)) * (rng.random((rows, m, nb)) < 0.7)
+        c0 = int(rng.integers(0, nb))
+        a = int(rng.integers(c0 + 1, nb + 1))
+        hi = int(rng.integers(a, nb + 1))
+        got, want = screen_module._running(bm, c0, a, hi), screen_module._accumulated(bm, c0, a, hi)
+        for x, y in zip(got, want):
+            assert x.shape == y.shape and np.array_equal(x, y)
+        assert np.array_equal(got[0][0], bm[:, :, c0:a].max(axis=2))  # the referee: directly
+        if hi > a:
+            assert np.array_equal(got[1][-1], bm[:, :, a:hi].max(axis=2))
+
+
+def test_a_start_alone_from_the_block_maxima_answers_alike(monkeypatch):
+    """``ALONE`` (h57coll): the window maxima of a start the screen leaves, computed alone
+    from the pool's block maxima over long windows, give the same answers, ledgers and
+    counters as those of ``window_max_rows``; the route is taken."""
+    alone = []
+    real = ProofScreen.maxima
+
+    def spy(self, ker, times, res, b, s):
+        got = real(self, ker, times, res, b, s)
+        alone.append(got.shape[0] == 1 and screen_module.ALONE)
+        return got
+
+    monkeypatch.setattr(screen_module.ProofScreen, "maxima", spy)
+    cases = []
+    for rows, count, pick in ((300, 3, slice(1, 2)), (500, 5, slice(2, 3))):  # the fast ones
+        pool = wandering_pool(1, rows, k=600, level=(0.1, 0.9), step=0.04, freed=True)
+        cases += [(req, pool) for req in _requests(pool, count)[pick]]
+    for req, pool in cases:
+        got = {}
+        for on in (False, True):
+            monkeypatch.setattr(screen_module, "ALONE", on)
+            got[on] = scan(req, pool)
+        assert answer_key(got[True], message=True) == answer_key(got[False], message=True)
+        assert got[True].iterations == got[False].iterations
+        if got[True].has_solution:
+            assert verify(req, pool, got[True]).admissible
+    assert sum(alone) >= 10  # starts alone from the block maxima (and the answers stayed)

@@ -41,6 +41,7 @@ def bounded(sc, times, res, b, prune):
     codes and properties at every start, its counts and sums wherever the ledger reads them),
     those window maxima, per start, their row (-1: none), and whether the bounds decided at
     least :data:`KEEP` of the block (else the scan stops using them)."""
+    from ._scratch import window_rows
     from .model import BLOCK
     from .scan import _SUB
 
@@ -53,7 +54,7 @@ def bounded(sc, times, res, b, prune):
     exact = codes < 0
     exact[: max(0, LISTED - len(sc.ledger.listed))] = True
     idx = np.flatnonzero(exact)
-    tm_block = ker.window_max_rows(times, res, nodes, b[idx], dur)
+    tm_block = window_rows(ker, times, res, nodes, b[idx], dur)
     if idx.size:
         if prune and idx.size >= _SUB // 2:
             got = ker.pruned_screen(tm_block, cap, sc.e, sc.d, n, _SUB, tol=tol)[:4]

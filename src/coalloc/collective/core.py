@@ -115,11 +115,12 @@ class Kernels:
         self.module.window_max(_f64(times), reserved, starts, float(duration), out)
         return out
 
-    def window_max_rows(self, times, reserved, nodes, starts, duration):
+    def window_max_rows(self, times, reserved, nodes, starts, duration, out=None):
         """The ``(S, len(nodes), m)`` window maxima of the rows ``nodes`` for ascending
-        ``starts`` (kernel ``window_max_rows``)."""
+        ``starts`` (kernel ``window_max_rows``), into ``out`` when given (C-contiguous)."""
         reserved, nodes, starts = _f64(reserved), _i64(nodes), _f64(starts)
-        out = np.empty((starts.shape[0], nodes.shape[0], reserved.shape[1]))
+        if out is None:
+            out = np.empty((starts.shape[0], nodes.shape[0], reserved.shape[1]))
         self.module.window_max_rows(_f64(times), reserved, nodes, starts, float(duration), out)
         return out
 

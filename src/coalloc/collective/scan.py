@@ -49,17 +49,8 @@ from ._ledger import MAX_LISTED as _MAX_LISTED
 from ._ledger import Ledger, answer_message, impossible
 from ._order import demand_first
 from ._proof_screen import ProofScreen
-from .core import (
-    CallReport,
-    Clock,
-    Problem,
-    factor,
-    kernels,
-    offer,
-    rejected,
-    settled,
-    solution,
-)
+from ._scratch import window_rows
+from .core import CallReport, Clock, Problem, factor, kernels, offer, rejected, settled, solution
 from .model import BLOCK, CollectiveRequest, ResourcePool
 from .result import CoallocationResult, stopped_result
 
@@ -414,7 +405,7 @@ class _Scan:
                 got = _bounded.bounded(self, times, res, b, prune)
             else:
                 times, res = pool._state  # one read: the grid and its amounts together
-                tm_block = ker.window_max_rows(times, res, nodes, b, request.duration)
+                tm_block = window_rows(ker, times, res, nodes, b, request.duration)
             off, at = 0, None  # tm_block[s - off] (or [at[s]]): the window maxima at b[s]
             if got is not None:
                 codes, elig, props, vals, tm_block, at, bounds = got
@@ -447,9 +438,9 @@ class _Scan:
                     # (a start that fails the set search is often followed by others that pass
                     # the screens: one call per start would cost a window's length each); the
                     # next blocks compute them all (window_screen would only add its cost)
-                    k = s + (screen.ahead(b.size) if screen else b.size)  # s alone or on
-                    tm_block, off = ker.window_max_rows(times, res, nodes, b[s:k],
-                                                        request.duration), s  # fmt: skip
+                    tm_block, off = (screen.maxima(ker, times, res, b, s) if screen else
+                                     window_rows(ker, times, res, nodes, b[s:],
+                                                 request.duration)), s  # fmt: skip
                     fuse = bool(screen)  # the screen's blocks from window_screen still
                 yield b[s], tm_block[s - off if at is None else at[s]]
             note_screened(b[q:], codes[q:], elig[q:], props[q:], vals[q:])

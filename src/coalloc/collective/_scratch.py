@@ -1,0 +1,48 @@
+"""The scan's window maxima written into a buffer each thread keeps (issue 40, h57coll).
+
+A block's window maxima (``window_max_rows``: ``(S, n, m)``, up to 512 x 10,000 x 3 doubles,
+123 MB) were a fresh array per block. NumPy asks the kernel for huge pages on arrays of 4 MiB
+or more (``madvise``), and the first touch of fresh huge pages zeroes them, and compacts memory
+when it is fragmented: the issue's rejections at N = 256 paid 15-90 ms of system time on
+their first call in a process (`getrusage`), none on a repeated one. The scan's blocks are
+read only until the next block's maxima are computed (``_Scan.passing`` and
+``_bounded.bounded`` keep no view past it; ``search_at`` copies the rows it keeps), so one
+buffer per thread serves every scan in it, its pages touched once.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+#: Whether the scan's window maxima of at least :data:`LEAST` bytes go into the thread's kept
+#: buffer (False: a fresh array per block, as before).
+ON = True
+#: Smaller outputs stay fresh arrays (no huge pages asked below NumPy's 4 MiB).
+LEAST = 1 << 22
+#: The largest buffer kept (bytes); a larger output is a fresh array, not kept.
+MOST = 1 << 28
+#: A buffer is made with room for this many starts (the scan's largest block, ``_MAX_BLOCK``)
+#: of the rows asked: the scan's blocks grow 8x from one to the next, so a buffer sized to
+#: each would be made afresh (its pages touched anew) three or four times per process.
+STARTS = 512
+
+_LOCAL = threading.local()
+
+
+def window_rows(ker, times: np.ndarray, res: np.ndarray, nodes: np.ndarray,
+                starts: np.ndarray, duration: float) -> np.ndarray:  # fmt: skip
+    """``ker.window_max_rows(times, res, nodes, starts, duration)``, into the thread's kept
+    buffer when :data:`ON` and the output has :data:`LEAST` to :data:`MOST` bytes: the same
+    values, valid until this thread's next call."""
+    shape = (len(starts), len(nodes), res.shape[1])
+    size = shape[0] * shape[1] * shape[2]
+    if not ON or not LEAST <= 8 * size <= MOST:
+        return ker.window_max_rows(times, res, nodes, starts, duration)
+    buf = getattr(_LOCAL, "buf", None)
+    if buf is None or buf.size < size:  # room for a block of STARTS: grown once, not often
+        room = max(size + size // 4, STARTS * shape[1] * shape[2])
+        buf = _LOCAL.buf = np.empty(min(room, MOST // 8))
+    return ker.window_max_rows(times, res, nodes, starts, duration,
+                               out=buf[:size].reshape(shape))  # fmt: skip
