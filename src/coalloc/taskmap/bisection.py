@@ -154,6 +154,8 @@ def grow(
         tries += [("difference", pair) for pair in _PAIRS]
     if fits and _band_here(level, verts) and ("bands" in prep or _in_time(six.shape[0], prep)):
         tries += [("band", j) for j in range(BAND_DIRECTIONS)]
+    if trials > 1 and _vcycle_here(level, verts):
+        tries += [("vcycle", j) for j in range(VCYCLE_REPEATS)]
     for how, s0 in tries:
         interrupt.check()
         start = None
@@ -174,7 +176,9 @@ def grow(
                 _measured(six.shape[0], time.perf_counter() - t)
             if prep["order"] is not None:
                 start = _prefix(prep["order"], wloc, target)
-        if start is None:  # growing (also where the spectral split failed: from task 0)
+        if how == "vcycle":
+            inside = _vcycle(prep, wloc, target, tol, s0)
+        elif start is None:  # growing (also where the spectral split failed: from task 0)
             inside = _multilevel.grow_fm(sip, six, siw, wloc, target, s0, tol, 4, none)
         else:
             inside = _multilevel.grow_fm(sip, six, siw, wloc, target, -1, tol, 4, start)
@@ -288,6 +292,58 @@ BAND_DIRECTIONS = 2
 BAND_TOLERANCE = 1e-3
 #: The eigenpairs :func:`band_orders` asks ARPACK for (the constant vector's among them).
 _BAND_K = 6
+
+
+#: Multilevel splits (issue 40, h57band): the split's vertices contracted by heavy-edge
+#: matchings (:func:`~coalloc.taskmap.levels.coarsen_level`, its own random order per
+#: repeat) to about :data:`VCYCLE_COARSE` vertices, grown there (three seeds and the
+#: spectral split), and FM passes on every level back up (:func:`_vcycle`): the flat growing
+#: on the fine graph misses the cuts a contraction sees (plc 400 m2 onto tree 8x2, the first
+#: split: 585.9 flat, 540.2 multilevel; SharedMap's 547-561). Tried beside the others, kept
+#: where strictly smaller. 0: off; 1: the first split of a level (all its vertices) across a
+#: slow link; 2: every split across a slow link of more than ``2 x VCYCLE_COARSE`` vertices.
+VCYCLE_SPLITS = 1
+#: Contractions tried per split (their matchings' orders drawn from seeds 0, 1, ...).
+VCYCLE_REPEATS = 4
+#: The contraction stops at about this many vertices.
+VCYCLE_COARSE = 64
+
+
+def _vcycle_here(level: TaskLevel, verts: np.ndarray) -> bool:
+    """Whether a slow split of ``verts`` tries :func:`_vcycle` (:data:`VCYCLE_SPLITS`)."""
+    if VCYCLE_SPLITS <= 0 or verts.shape[0] <= 2 * VCYCLE_COARSE:
+        return False
+    return VCYCLE_SPLITS >= 2 or verts.shape[0] == level.n
+
+
+def _vcycle(prep: dict, wloc: np.ndarray, target: float, tol: float, rep: int) -> np.ndarray:
+    """One multilevel split of the vertex set of ``prep`` (:func:`_prepared`): its
+    contraction ``rep`` (kept in ``prep`` for the other targets), grown on the coarsest
+    level by :func:`grow`, projected and refined by FM passes on each finer level (the
+    compiled ``grow_fm`` from the projected part). Returns the mask over the vertices."""
+    from .levels import coarsen_level
+
+    chains = prep.setdefault("chains", {})
+    chain = chains.get(rep)
+    if chain is None:
+        sip, six, siw = prep["sub"]
+        chain = [TaskLevel(sip, six, siw, wloc)]  # (its own: coarsen_level sets cmap)
+        rng = np.random.default_rng(rep)
+        max_w = max(1.5 * float(wloc.sum()) / VCYCLE_COARSE, float(wloc.max()))
+        while chain[-1].n > VCYCLE_COARSE:
+            interrupt.check()
+            nxt = coarsen_level(chain[-1], max_w, rng)
+            if nxt is None:
+                break
+            chain.append(nxt)
+        chains[rep] = chain
+    coarse = chain[-1]
+    inside = grow(coarse, np.arange(coarse.n, dtype=np.int64), target, 3, True)
+    for lv in chain[-2::-1]:
+        interrupt.check()
+        inside = _multilevel.grow_fm(lv.ip, lv.ix, lv.iw, lv.vw, target, -1, tol, 4,
+                                     inside[lv.cmap])  # fmt: skip
+    return inside
 
 
 def _band_here(level: TaskLevel, verts: np.ndarray) -> bool:
