@@ -178,6 +178,8 @@ def grow(
                 start = _prefix(prep["order"], wloc, target)
         if how == "vcycle":
             inside = _vcycle(prep, wloc, target, tol, s0)
+            if abs(float(wloc[inside].sum()) - target) > tol * (1 + 1e-9):
+                continue  # FM brings the projection closer to the target, not always within
         elif start is None:  # growing (also where the spectral split failed: from task 0)
             inside = _multilevel.grow_fm(sip, six, siw, wloc, target, s0, tol, 4, none)
         else:
