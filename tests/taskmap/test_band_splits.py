@@ -213,3 +213,19 @@ def test_plc400_mapping_with_vcycle_splits(monkeypatch):
         got[knob] = value
     assert got[0] == pytest.approx(73.2421, abs=1e-3)
     assert got[1] < 71.0
+
+
+def test_vcycle_on_a_graph_the_matchings_cannot_contract(monkeypatch):
+    """A star of 300 leaves (the heavy-edge matching pairs the centre with one leaf: the
+    level shrinks by less than 5 %): no V-cycle (it once recursed without end), the split
+    is the one without the tries."""
+    n = 301
+    star = sp.csr_matrix((np.ones(n - 1), (np.zeros(n - 1, dtype=np.int64), np.arange(1, n))),
+                         shape=(n, n))  # fmt: skip
+    m = (star + star.T).tocsr()
+    got = {}
+    for knob in (0, 1, 2):
+        monkeypatch.setattr(bisection, "VCYCLE_SPLITS", knob)
+        inside = bisection.grow(_level(m), np.arange(n), n / 2, 3, True)
+        got[knob] = inside.tolist()
+    assert got[0] == got[1] == got[2]

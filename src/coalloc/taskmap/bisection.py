@@ -4,7 +4,9 @@
 consecutive processors are farthest apart (:func:`split_point`), and the tasks in proportion
 to the two halves' shares by graph growing followed by Fiduccia-Mattheyses passes
 (:func:`grow`); across links slower than the fastest ones three growing seeds and a
-spectral split (:func:`spectral_split`) are tried and the smallest cut kept.
+spectral split (:func:`spectral_split`) are tried and the smallest cut kept, and on a
+level's first split also the bands of a periodic grid (:func:`band_orders`) and multilevel
+splits (:func:`_vcycle`; issue 40, h57band).
 """
 
 from __future__ import annotations
@@ -104,7 +106,9 @@ def grow(
     task farthest from both) and, across slow links, the spectral split, each followed by
     Fiduccia-Mattheyses passes (the compiled ``grow_fm``, twin
     :func:`coalloc.taskmap._reference.multilevel.grow_fm`); the smallest cut wins (ties: the
-    earlier try).
+    earlier try). Across slow links also (h57band) the band orders of a multiple Fiedler
+    value (:func:`band_orders`, :data:`BAND_SPLITS`) and multilevel splits
+    (:func:`_vcycle`, :data:`VCYCLE_SPLITS`), after the others: kept where strictly smaller.
 
     Parameters
     ----------
@@ -178,7 +182,7 @@ def grow(
                 start = _prefix(prep["order"], wloc, target)
         if how == "vcycle":
             inside = _vcycle(prep, wloc, target, tol, s0)
-            if abs(float(wloc[inside].sum()) - target) > tol * (1 + 1e-9):
+            if inside is None or abs(float(wloc[inside].sum()) - target) > tol * (1 + 1e-9):
                 continue  # FM brings the projection closer to the target, not always within
         elif start is None:  # growing (also where the spectral split failed: from task 0)
             inside = _multilevel.grow_fm(sip, six, siw, wloc, target, s0, tol, 4, none)
@@ -318,11 +322,14 @@ def _vcycle_here(level: TaskLevel, verts: np.ndarray) -> bool:
     return VCYCLE_SPLITS >= 2 or verts.shape[0] == level.n
 
 
-def _vcycle(prep: dict, wloc: np.ndarray, target: float, tol: float, rep: int) -> np.ndarray:
+def _vcycle(prep: dict, wloc: np.ndarray, target: float, tol: float,
+            rep: int) -> Optional[np.ndarray]:  # fmt: skip
     """One multilevel split of the vertex set of ``prep`` (:func:`_prepared`): its
     contraction ``rep`` (kept in ``prep`` for the other targets), grown on the coarsest
     level by :func:`grow`, projected and refined by FM passes on each finer level (the
-    compiled ``grow_fm`` from the projected part). Returns the mask over the vertices."""
+    compiled ``grow_fm`` from the projected part). Returns the mask over the vertices, or
+    None where the matchings stall above ``2 x VCYCLE_COARSE`` vertices (the coarsest
+    grown there would try its own V-cycle)."""
     from .levels import coarsen_level
 
     chains = prep.setdefault("chains", {})
@@ -340,6 +347,8 @@ def _vcycle(prep: dict, wloc: np.ndarray, target: float, tol: float, rep: int) -
             chain.append(nxt)
         chains[rep] = chain
     coarse = chain[-1]
+    if coarse.n > 2 * VCYCLE_COARSE:
+        return None  # the matchings stalled (a star: < 5 % a level): no V-cycle
     inside = grow(coarse, np.arange(coarse.n, dtype=np.int64), target, 3, True)
     for lv in chain[-2::-1]:
         interrupt.check()
