@@ -158,7 +158,7 @@ def grow(
         tries += [("difference", pair) for pair in _PAIRS]
     if fits and _band_here(level, verts) and ("bands" in prep or _in_time(six.shape[0], prep)):
         tries += [("band", j) for j in range(BAND_DIRECTIONS)]
-    if trials > 1 and _vcycle_here(level, verts):
+    if trials > 1 and _vcycle_here(level, verts) and ("chains" in prep or _vcycle_in_time(prep)):
         tries += [("vcycle", j) for j in range(VCYCLE_REPEATS)]
     for how, s0 in tries:
         interrupt.check()
@@ -181,7 +181,9 @@ def grow(
             if prep["order"] is not None:
                 start = _prefix(prep["order"], wloc, target)
         if how == "vcycle":
+            t = time.perf_counter()
             inside = _vcycle(prep, wloc, target, tol, s0)
+            _vcycle_measured(prep, time.perf_counter() - t)
             if inside is None or abs(float(wloc[inside].sum()) - target) > tol * (1 + 1e-9):
                 continue  # FM brings the projection closer to the target, not always within
         elif start is None:  # growing (also where the spectral split failed: from task 0)
@@ -313,6 +315,42 @@ VCYCLE_SPLITS = 1
 VCYCLE_REPEATS = 4
 #: The contraction stops at about this many vertices.
 VCYCLE_COARSE = 64
+
+
+#: Under a time limit the multilevel tries of a split begin only when predicted to take at
+#: most this share of the time left: ``VCYCLE_SECONDS`` per vertex and entry of the split's
+#: graph (all repeats), or the largest rate measured in the time limit's scope (which
+#: carries the load). Measured (quiet, one call each, the four repeats of a first split):
+#: plc 400 1.8e-5 s (36 ms), delaunay2d 1000 5.6e-6, stencil27 12^3 2.1e-6; at T = 1 s
+#: under a load of 7-9 the tries on every first split cost stencil27 12^3 on a torus 39.1 ->
+#: 55.8 and stencil9 48x48 51.6 -> 53.6 (their fine re-bisections cut short).
+VCYCLE_SHARE = 0.1
+#: The predicted seconds of a split's multilevel tries per vertex and entry, before one was
+#: measured in the time limit's scope.
+VCYCLE_SECONDS = 2e-5
+
+
+def _vcycle_in_time(prep: dict) -> bool:
+    """Under a time limit, whether the multilevel tries of the vertex set of ``prep`` are
+    predicted to end within :data:`VCYCLE_SHARE` of the time left (True without one)."""
+    left = time_left()
+    if left is None:
+        return True
+    sip = prep["sub"][0]
+    units = float(sip.shape[0] - 1 + sip[-1])
+    rate = max(VCYCLE_SECONDS, getattr(interrupt.current(), "vcycle_rate", 0.0))
+    return rate * units <= VCYCLE_SHARE * left
+
+
+def _vcycle_measured(prep: dict, seconds: float) -> None:
+    """Keep a multilevel try's seconds, as the rate of all the repeats per vertex and
+    entry, on the time limit's scope (nothing without one)."""
+    scope = interrupt.current()
+    if scope is not None and time_left() is not None:
+        sip = prep["sub"][0]
+        units = float(sip.shape[0] - 1 + sip[-1])
+        rate = VCYCLE_REPEATS * seconds / max(units, 1.0)
+        scope.vcycle_rate = max(getattr(scope, "vcycle_rate", 0.0), rate)
 
 
 def _vcycle_here(level: TaskLevel, verts: np.ndarray) -> bool:
