@@ -1,4 +1,4 @@
-"""Band splits (:func:`coalloc.taskmap.bisection.band_orders`, h57band): where the smallest
+"""Band splits (:func:`coalloc.taskmap.splits.band_orders`, h57band): where the smallest
 nonzero Laplacian eigenvalue is multiple (a periodic grid), the prefixes along its purest
 directions are bands. Referees: the bisection width of a ``k x k`` torus (``2 k``, two
 straight ring cuts), the kurtosis of a pure cosine (1.5), :func:`coalloc.taskmap.max_occupancy`
@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import coalloc.taskmap as tm
-from coalloc.taskmap import bisection
+from coalloc.taskmap import bisection, splits
 from coalloc.taskmap.levels import TaskLevel
 
 
@@ -55,7 +55,7 @@ def test_pure_directions_unmix_two_cosines():
     mixed = x @ np.array([[c, -s], [s, c]])
     kurt = [float((y**4).mean() / (y**2).mean() ** 2) for y in mixed.T]
     assert min(kurt) > 1.8  # the mixes
-    found = bisection._pure_directions(mixed)
+    found = splits._pure_directions(mixed)
     assert [round(k, 6) for k, _ in found] == [1.5, 1.5]
 
 
@@ -64,7 +64,7 @@ def test_band_order_cuts_a_torus_at_its_bisection_width(k):
     """On a ``k x k`` torus the half prefix of each band order cuts ``2 k`` edges (the
     bisection width: two ring cuts), and the grown split with band splits on reaches it."""
     m = _torus(k)
-    orders = bisection.band_orders(m, k * k)
+    orders = splits.band_orders(m, k * k)
     assert len(orders) >= 1
     for order in orders:
         inside = np.zeros(k * k, dtype=bool)
@@ -78,7 +78,7 @@ def test_band_order_cuts_a_torus_at_its_bisection_width(k):
 def test_simple_eigenvalue_gives_no_band():
     """A path and a rectangle 16 x 4 (simple Fiedler values): no band orders."""
     path = sp.diags([np.ones(39), np.ones(39)], [-1, 1]).tocsr()
-    assert bisection.band_orders(path, 40) == []
+    assert splits.band_orders(path, 40) == []
     i, j = np.meshgrid(np.arange(16), np.arange(4), indexing="ij")
     ids = (i * 4 + j).ravel()
     right = ids[(j < 3).ravel()]
@@ -86,7 +86,7 @@ def test_simple_eigenvalue_gives_no_band():
     u = np.r_[right, down]
     v = np.r_[right + 1, down + 4]
     g = sp.csr_matrix((np.ones(u.shape[0]), (u, v)), shape=(64, 64))
-    assert bisection.band_orders((g + g.T).tocsr(), 64) == []
+    assert splits.band_orders((g + g.T).tocsr(), 64) == []
 
 
 def test_band_splits_keep_the_smaller_cut(monkeypatch):
@@ -97,11 +97,11 @@ def test_band_splits_keep_the_smaller_cut(monkeypatch):
     m = _torus(16, 4, 4.0, 3.0)
     lv = _level(m)
     verts = np.arange(m.shape[0])
-    monkeypatch.setattr(bisection, "VCYCLE_SPLITS", 0)  # (its contractions find bands too)
-    monkeypatch.setattr(bisection, "BAND_SPLITS", 0)
+    monkeypatch.setattr(splits, "VCYCLE_SPLITS", 0)  # (its contractions find bands too)
+    monkeypatch.setattr(splits, "BAND_SPLITS", 0)
     off = _cut(m, bisection.grow(lv, verts, 512.0, 3, True))
     lv = _level(m)  # (a fresh level: the growing cache is per level)
-    monkeypatch.setattr(bisection, "BAND_SPLITS", 1)
+    monkeypatch.setattr(splits, "BAND_SPLITS", 1)
     on = _cut(m, bisection.grow(lv, verts, 512.0, 3, True))
     assert on == 512.0
     assert off > on
@@ -117,7 +117,7 @@ def test_mm25d_on_a_heterogeneous_tree(monkeypatch):
     res = heldout.tree_machine((4, 4, 4, 2), (100.0, 20.0, 30.0, 40.0), (1.0, 3.0), 11)
     got = {}
     for knob in (0, 1):
-        monkeypatch.setattr(bisection, "BAND_SPLITS", knob)
+        monkeypatch.setattr(splits, "BAND_SPLITS", knob)
         out = tm.map_multilevel(tasks, res, seed=0)
         assert tm.Instance(tasks, res).verify(out).ok
         value, _ = tm.max_occupancy(tasks, res, out.mapping)
@@ -128,7 +128,7 @@ def test_mm25d_on_a_heterogeneous_tree(monkeypatch):
 
 
 # --------------------------------------------------------------------------------------
-# Multilevel (V-cycle) splits (h57band): bisection._vcycle
+# Multilevel (V-cycle) splits (h57band): splits._vcycle
 # --------------------------------------------------------------------------------------
 
 
@@ -160,7 +160,7 @@ def test_vcycle_split_lowers_the_first_cut_of_plc400(monkeypatch):
     target = float(np.sum(tasks.node_weight)) / 2
     got = {}
     for knob in (0, 1):
-        monkeypatch.setattr(bisection, "VCYCLE_SPLITS", knob)
+        monkeypatch.setattr(splits, "VCYCLE_SPLITS", knob)
         lv = _task_level(tasks)
         inside = bisection.grow(lv, np.arange(lv.n), target, 3, True)
         assert lv.cmap is None
@@ -175,7 +175,7 @@ def test_vcycle_never_below_the_minimum_bisection(monkeypatch):
     """Small random graphs (14 vertices, the contraction down to 4): the split with the
     multilevel tries is within the balance, never below the exact minimum cut among parts
     within it (brute force over every subset), and never above the split without them."""
-    monkeypatch.setattr(bisection, "VCYCLE_COARSE", 4)
+    monkeypatch.setattr(splits, "VCYCLE_COARSE", 4)
     rng = np.random.default_rng(7)
     n = 14
     bits = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
@@ -185,9 +185,9 @@ def test_vcycle_never_below_the_minimum_bisection(monkeypatch):
         m = sp.csr_matrix(a)
         lv0, lv1 = _level(m), _level(m)
         verts = np.arange(n)
-        monkeypatch.setattr(bisection, "VCYCLE_SPLITS", 0)
+        monkeypatch.setattr(splits, "VCYCLE_SPLITS", 0)
         off = _cut(m, bisection.grow(lv0, verts, n / 2, 3, False))
-        monkeypatch.setattr(bisection, "VCYCLE_SPLITS", 1)
+        monkeypatch.setattr(splits, "VCYCLE_SPLITS", 1)
         inside = bisection.grow(lv1, verts, n / 2, 3, False)
         on = _cut(m, inside)
         tol = max(1.0, 0.02 * n)
@@ -205,7 +205,7 @@ def test_plc400_mapping_with_vcycle_splits(monkeypatch):
     tasks, res = _plc400()
     got = {}
     for knob in (0, 1):
-        monkeypatch.setattr(bisection, "VCYCLE_SPLITS", knob)
+        monkeypatch.setattr(splits, "VCYCLE_SPLITS", knob)
         out = tm.map_multilevel(tasks, res, seed=0)
         assert tm.Instance(tasks, res).verify(out).ok
         value, _ = tm.max_occupancy(tasks, res, out.mapping)
@@ -225,7 +225,7 @@ def test_vcycle_on_a_graph_the_matchings_cannot_contract(monkeypatch):
     m = (star + star.T).tocsr()
     got = {}
     for knob in (0, 1, 2):
-        monkeypatch.setattr(bisection, "VCYCLE_SPLITS", knob)
+        monkeypatch.setattr(splits, "VCYCLE_SPLITS", knob)
         inside = bisection.grow(_level(m), np.arange(n), n / 2, 3, True)
         got[knob] = inside.tolist()
     assert got[0] == got[1] == got[2]
