@@ -161,8 +161,8 @@ def grow(
     if fits and splits._band_here(level, verts) and ("bands" in prep or
                                                       _in_time(six.shape[0], prep)):
         tries += [("band", j) for j in range(splits.BAND_DIRECTIONS)]
-    if trials > 1 and splits._vcycle_here(level, verts) and ("chains" in prep or
-                                                             splits._vcycle_in_time(prep)):
+    vcycle = trials > 1 and splits._vcycle_here(level, verts)
+    if vcycle and ("chains" in prep or splits._vcycle_in_time(prep, time_left())):
         tries += [("vcycle", j) for j in range(splits.VCYCLE_REPEATS)]
     for how, s0 in tries:
         interrupt.check()
@@ -186,9 +186,10 @@ def grow(
                 start = _prefix(prep["order"], wloc, target)
         if how == "vcycle":
             t = time.perf_counter()
-            inside = splits._vcycle(prep, wloc, target, tol, s0, _plain_grow, spectral,
-                                    differences)  # fmt: skip
-            splits._vcycle_measured(prep, time.perf_counter() - t)
+            # (the coarsest split's eigensolves only where this split's ran: in time)
+            inside = splits._vcycle(prep, wloc, target, tol, s0, _plain_grow,
+                                    spectral and prep.get("order") is not None, differences)
+            splits._vcycle_measured(prep, time.perf_counter() - t, time_left() is not None)
             if inside is None or abs(float(wloc[inside].sum()) - target) > tol * (1 + 1e-9):
                 continue  # FM brings the projection closer to the target, not always within
         elif start is None:  # growing (also where the spectral split failed: from task 0)

@@ -14,7 +14,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._shared import interrupt
-from .._shared.params import time_left
 from . import _multilevel
 from .levels import TaskLevel, coarsen_level
 
@@ -66,10 +65,10 @@ VCYCLE_SHARE = 0.1
 VCYCLE_SECONDS = 2e-5
 
 
-def _vcycle_in_time(prep: dict) -> bool:
-    """Under a time limit, whether the multilevel tries of the vertex set of ``prep`` are
-    predicted to end within :data:`VCYCLE_SHARE` of the time left (True without one)."""
-    left = time_left()
+def _vcycle_in_time(prep: dict, left: Optional[float]) -> bool:
+    """Under a time limit (``left`` seconds left, None: none), whether the multilevel tries
+    of the vertex set of ``prep`` are predicted to end within :data:`VCYCLE_SHARE` of the
+    time left (True without one)."""
     if left is None:
         return True
     sip = prep["sub"][0]
@@ -78,11 +77,11 @@ def _vcycle_in_time(prep: dict) -> bool:
     return rate * units <= VCYCLE_SHARE * left
 
 
-def _vcycle_measured(prep: dict, seconds: float) -> None:
+def _vcycle_measured(prep: dict, seconds: float, timed: bool) -> None:
     """Keep a multilevel try's seconds, as the rate of all the repeats per vertex and
-    entry, on the time limit's scope (nothing without one)."""
+    entry, on the time limit's scope (nothing without one: ``timed`` False)."""
     scope = interrupt.current()
-    if scope is not None and time_left() is not None:
+    if scope is not None and timed:
         sip = prep["sub"][0]
         units = float(sip.shape[0] - 1 + sip[-1])
         rate = VCYCLE_REPEATS * seconds / max(units, 1.0)
