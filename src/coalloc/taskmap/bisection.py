@@ -4,7 +4,9 @@
 consecutive processors are farthest apart (:func:`split_point`), and the tasks in proportion
 to the two halves' shares by graph growing followed by Fiduccia-Mattheyses passes
 (:func:`grow`); across links slower than the fastest ones three growing seeds and a
-spectral split (:func:`spectral_split`) are tried and the smallest cut kept.
+spectral split (:func:`spectral_split`) are tried and the smallest cut kept, and on a
+level's first split also the bands of a periodic grid and multilevel splits
+(:mod:`~coalloc.taskmap.splits`; issue 40, h57band).
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from scipy.sparse import csgraph
 
 from .._shared import interrupt
 from .._shared.params import time_left
-from . import _multilevel
+from . import _multilevel, splits
 from .hierarchy import Topology
 from .levels import TaskLevel, subgraph
+from .splits import band_orders
 
 __all__ = [
+    "band_orders",
     "bisect_map",
     "envelope_flops",
     "fiedler_order",
@@ -103,7 +107,10 @@ def grow(
     task farthest from both) and, across slow links, the spectral split, each followed by
     Fiduccia-Mattheyses passes (the compiled ``grow_fm``, twin
     :func:`coalloc.taskmap._reference.multilevel.grow_fm`); the smallest cut wins (ties: the
-    earlier try).
+    earlier try). Across slow links also (h57band) the band orders of a multiple Fiedler
+    value (:func:`~coalloc.taskmap.splits.band_orders`, ``splits.BAND_SPLITS``) and
+    multilevel splits (``splits._vcycle``, ``splits.VCYCLE_SPLITS``), after the others:
+    kept where strictly smaller.
 
     Parameters
     ----------
@@ -151,11 +158,24 @@ def grow(
         tries.append(("spectral", 0))
     if differences and n_loc >= 64 and len(seeds) >= 3:
         tries += [("difference", pair) for pair in _PAIRS]
+    if fits and splits._band_here(level, verts) and ("bands" in prep or
+                                                      _in_time(six.shape[0], prep)):
+        tries += [("band", j) for j in range(splits.BAND_DIRECTIONS)]
+    vcycle = trials > 1 and splits._vcycle_here(level, verts)
+    if vcycle and ("chains" in prep or splits._vcycle_in_time(prep, time_left())):
+        tries += [("vcycle", j) for j in range(splits.VCYCLE_REPEATS)]
     for how, s0 in tries:
         interrupt.check()
         start = None
         if how == "difference":
             start = _prefix(_difference_order(prep, s0), wloc, target)
+        elif how == "band":
+            if "bands" not in prep:  # the pure directions of a multiple eigenvalue, or none
+                csr = sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc))
+                prep["bands"] = band_orders(csr, n_loc)
+            if s0 >= len(prep["bands"]):
+                continue
+            start = _prefix(prep["bands"][s0], wloc, target)
         elif how == "spectral":
             if "order" not in prep:  # the Fiedler order: the same for every target
                 csr = sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc))
@@ -164,7 +184,15 @@ def grow(
                 _measured(six.shape[0], time.perf_counter() - t)
             if prep["order"] is not None:
                 start = _prefix(prep["order"], wloc, target)
-        if start is None:  # growing (also where the spectral split failed: from task 0)
+        if how == "vcycle":
+            t = time.perf_counter()
+            # (the coarsest split's eigensolves only where this split's ran: in time)
+            inside = splits._vcycle(prep, wloc, target, tol, s0, _plain_grow,
+                                    spectral and prep.get("order") is not None, differences)
+            splits._vcycle_measured(prep, time.perf_counter() - t, time_left() is not None)
+            if inside is None or abs(float(wloc[inside].sum()) - target) > tol * (1 + 1e-9):
+                continue  # FM brings the projection closer to the target, not always within
+        elif start is None:  # growing (also where the spectral split failed: from task 0)
             inside = _multilevel.grow_fm(sip, six, siw, wloc, target, s0, tol, 4, none)
         else:
             inside = _multilevel.grow_fm(sip, six, siw, wloc, target, -1, tol, 4, start)
@@ -173,6 +201,10 @@ def grow(
             best, best_cut = inside, cut
     return best
 
+
+#: :func:`grow` itself, for the coarsest level of a multilevel split (``splits._vcycle``):
+#: a test that replaces the module's ``grow`` to count the caller's splits counts only those.
+_plain_grow = grow
 
 #: The seed pairs of the difference tries (:func:`_difference_order`): the third seed (the
 #: task farthest from both ends of the pseudo-diameter) against each end, then the two ends.
