@@ -96,3 +96,26 @@ def test_the_mapping_is_the_same_with_one_thread(shape, at_three):
         rep = verify_mapping(tasks, res, r.mapping)
         assert rep.valid and abs(rep.max_occupancy - r.max_occupancy) <= 1e-9 * r.max_occupancy
     assert np.array_equal(free.mapping, one.mapping)
+
+
+def test_solve_runs_every_method_at_the_knobs_count(at_three, monkeypatch):
+    """The family's ``solve`` (what the CLI, ``Instance.solve`` and the batch layer call)
+    runs its method inside the block: the method sees one thread, the caller three after."""
+    from coalloc.taskmap import solvers
+
+    seen = []
+    real = solvers.METHODS["multilevel"]
+
+    def spy(*args, **kwargs):
+        seen.append(openblas_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setitem(solvers.METHODS, "multilevel", spy)
+    tasks = generators.stencil_task_graph((12, 12), seed=3)
+    res = generators.hierarchical_cluster(
+        n_racks=2, nodes_per_rack=2, cores_per_node=4, speed=(1.0, 3.0), seed=5
+    )
+    result = solvers.solve(tasks, res, "multilevel", seed=0)
+    assert seen and set(seen[0]) == {1}
+    assert set(openblas_threads()) == {3}
+    assert verify_mapping(tasks, res, result.mapping).valid

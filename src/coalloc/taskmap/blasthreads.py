@@ -21,11 +21,12 @@ the last bits of a threaded sum).
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
-__all__ = ["BLAS_THREADS", "blas_threads", "openblas_threads"]
+__all__ = ["BLAS_THREADS", "blas_threads", "openblas_threads", "with_blas_threads"]
 
 #: The OpenBLAS threads while the mapper runs (:func:`blas_threads`); None: left as they are.
 BLAS_THREADS: Optional[int] = 1
@@ -127,3 +128,41 @@ def blas_threads(n: Optional[int] = None) -> Iterator[None]:
                 for put, k in _SAVED:
                     put(k)
                 _SAVED.clear()
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def with_blas_threads(fn: _F) -> _F:
+    """``fn`` run inside :func:`blas_threads` (at :data:`BLAS_THREADS`, read at each call).
+
+    The family's :func:`~coalloc.taskmap.solve` is wrapped so: every method, timed or not,
+    in a batch worker or in the caller, runs its eigensolves at one OpenBLAS thread (the
+    answers the same; their rounding no longer depends on the machine's core count).
+
+    Parameters
+    ----------
+    fn : callable
+        The function to wrap; its signature and docstring are kept.
+
+    Returns
+    -------
+    callable
+        The wrapped function.
+
+    Examples
+    --------
+    >>> import scipy.sparse.linalg
+    >>> @with_blas_threads
+    ... def inside():
+    ...     return openblas_threads()
+    >>> set(inside()) <= {1}
+    True
+    """
+
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        with blas_threads():
+            return fn(*args, **kwargs)
+
+    return wrapped  # type: ignore[return-value]

@@ -13,6 +13,7 @@ from .._shared.family import FamilyInstance, renamed_keyword
 from .._shared.params import check_method, timed_method
 from .._shared.result import relative_gap, settle
 from .._shared.seeding import check_seed
+from .blasthreads import with_blas_threads
 from .bounds import (
     BOUND_SHARE,
     FULL_MARGIN,
@@ -82,6 +83,7 @@ METHODS: Dict[str, Callable[..., MappingResult]] = {
 DEFAULT_METHOD = "portfolio"
 
 
+@with_blas_threads
 def solve(
     task_graph: TaskGraph,
     resource_graph: ResourceGraph,
