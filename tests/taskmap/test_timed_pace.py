@@ -1,8 +1,11 @@
 """A timed call's stop at the pace the call gets (h57fast follow-up, issue 40 item 1).
 
 1. The keep for the method's stop (``POST_SECONDS`` per task and pair, at most
-   ``POST_SHARE`` of the limit) is multiplied by the call's wall / CPU pace so far
-   (``solvers.PACED_KEEP``, 1 to ``KEEP_PACE_MAX``): a starved call's stop runs that slowly.
+   ``POST_SHARE`` of the limit) is multiplied by the call's wall / CPU pace so far over
+   ``KEEP_PACE_REF`` (``solvers.PACED_KEEP``, 1 to ``KEEP_PACE_MAX``): a starved call's stop
+   runs that slowly.
+3. Under a time limit a coarse start after the first begins only where the largest wall of
+   one so far fits in the time left (``starts.STARTS_FIT``).
 2. A finish with a deadline makes one move first, its own probe of the rate
    (``multilevel.FINISH_PROBE``): a slice of 8 predicted from the early answer's cheaper moves
    took 0.07 s past the finish's allowance on ba 3000.
@@ -39,11 +42,13 @@ def clock(monkeypatch):
 
 @pytest.mark.parametrize("on", [True, False])
 @pytest.mark.parametrize("wall,cpu,pace", [(0.0, 0.0, 1.0), (0.001, 0.001, 1.0),
-                                           (0.03, 0.01, 3.0), (0.5, 0.01, 4.0),
+                                           (0.03, 0.01, 1.5), (0.5, 0.01, 4.0),
                                            (0.009, 0.01, 1.0), (0.03, 0.001, 1.0)])
 def test_the_stop_keep_is_times_the_pace(clock, monkeypatch, on, wall, cpu, pace):
     tasks, res = table1_instance(1, 0)
     monkeypatch.setattr(solvers, "PACED_KEEP", on)
+    monkeypatch.setattr(solvers, "KEEP_PACE_REF", 2.0)  # the pace over 2, from 1 to 4
+    monkeypatch.setattr(solvers, "KEEP_PACE_MAX", 4.0)
     monkeypatch.setattr(solvers, "bound_tests", lambda *a: 0)
     monkeypatch.setattr(solvers, "timed_bound", lambda *a: (1.0, False))
     t0, cpu0 = clock.now, clock.cpu
@@ -59,7 +64,8 @@ def test_the_stop_keep_is_times_the_pace(clock, monkeypatch, on, wall, cpu, pace
     assert left0 == pytest.approx(5.0 - wall - post, abs=1e-12)
 
 
-def test_the_pace_is_bounded(clock):
+def test_the_pace_is_bounded(clock, monkeypatch):
+    monkeypatch.setattr(solvers, "KEEP_PACE_REF", 1.0)
     t0, cpu0 = clock.now, clock.cpu
     clock.now, clock.cpu = t0 + 100.0, cpu0 + 1.0
     assert solvers._pace(t0, cpu0) == solvers.KEEP_PACE_MAX
@@ -120,3 +126,33 @@ def test_a_timed_finish_stops_after_a_slow_probe(monkeypatch):
     clock[0] = 0.0
     ml._finish(topo, fine, m, 0.08, rate=[1e-6])
     assert sizes[0] == ml._FINISH_SLICE  # the old first slice: 0.4 s past a 0.08 s allowance
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_coarse_start_begins_only_where_the_slowest_fits(monkeypatch, on):
+    # a stand-in clock: every start takes 1 s, and 2.5 s are left at the first: with the
+    # knob on the second begins (1.5 s left), not the third (0.5 s left < 1 s)
+    from coalloc.taskmap import starts as S
+
+    clock = [0.0]
+    made = []
+
+    def one(topo, coarse, coarsest, sub, share, alpha, i, inc):
+        made.append(i)
+        clock[0] += 1.0
+        return (1.0, -sub.shape[0], -alpha, i, None, share, sub)
+
+    monkeypatch.setattr(S, "_one_start", one)
+    monkeypatch.setattr(S, "_between_starts", lambda *a: [])
+    monkeypatch.setattr(S, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
+    monkeypatch.setattr(S, "time_left", lambda: 2.5 - clock[0])
+    monkeypatch.setattr(S, "STARTS_FIT", on)
+    topo = types.SimpleNamespace(cap=np.ones(8), P=8)
+    sets = [np.arange(k, dtype=np.int64) for k in (8, 4, 2, 1, 3)]
+    out = S._coarse_starts(topo, None, 0, sets, (0.0,), types.SimpleNamespace(early_by=None))
+    assert made == ([0, 1] if on else [0, 1, 2, 3, 4])
+    assert len(out) == len(made)
+    monkeypatch.setattr(S, "time_left", lambda: None)  # untimed: every start
+    made.clear()
+    S._coarse_starts(topo, None, 0, sets, (0.0,), types.SimpleNamespace(early_by=None))
+    assert made == [0, 1, 2, 3, 4]

@@ -208,6 +208,9 @@ PACED_KEEP = True
 #: The largest pace :data:`PACED_KEEP` believes, and the CPU seconds the call must have
 #: used for its pace to be measured (below: a pace of 1)
 KEEP_PACE_MAX, KEEP_PACE_CPU = 4.0, 2e-3
+#: The pace :data:`POST_SECONDS` was measured at (a load of 5-6: 2 wall seconds a CPU
+#: second): the keep grows with the pace above it only
+KEEP_PACE_REF = 2.0
 
 #: True (the default): a timed call keeps back the full tests' predicted time from its
 #: method only when a full test could begin in it: a test begins only with at least
@@ -255,12 +258,13 @@ def _timed_start(tasks: TaskGraph, resources: ResourceGraph, limit: float, t0: f
 
 
 def _pace(t0: float, cpu0: float) -> float:
-    """The call's wall seconds per CPU second since ``(t0, cpu0)``, from 1 to
-    :data:`KEEP_PACE_MAX` (1 before :data:`KEEP_PACE_CPU` of CPU)."""
+    """The call's wall seconds per CPU second since ``(t0, cpu0)`` over
+    :data:`KEEP_PACE_REF`, from 1 to :data:`KEEP_PACE_MAX` (1 before :data:`KEEP_PACE_CPU`
+    of CPU)."""
     cpu = process_time() - cpu0
     if cpu < KEEP_PACE_CPU:
         return 1.0
-    return min(max((time.perf_counter() - t0) / cpu, 1.0), KEEP_PACE_MAX)
+    return min(max((time.perf_counter() - t0) / cpu / KEEP_PACE_REF, 1.0), KEEP_PACE_MAX)
 
 
 class _Parts(NamedTuple):

@@ -178,6 +178,16 @@ def _processor_sets(topo: Topology, subsets: bool) -> list:
     return sets
 
 
+#: True (the default): under a time limit a coarse start after the first begins only where
+#: the largest wall of one so far fits in the time left (:func:`_coarse_starts`): one pass of
+#: its route-cost moves (``refinement.cut_refine``, polled between passes) took 20 ms of CPU
+#: on ba 3000's coarsest level onto 256 processors, 0.1 s of wall at a 1/5 CPU share, and a
+#: start begun near the deadline ended the call 0.1-0.5 s late at ``T`` = 0.3-1 s; a start
+#: that cannot end before the deadline leaves nothing (the run stops inside it). False: every
+#: start begins until the deadline stops one.
+STARTS_FIT = True
+
+
 def _coarse_starts(topo: Topology, coarse: TaskLevel, coarsest: int, sets: list,
                    speed_exponents: tuple, inc) -> list:  # fmt: skip
     """The bisections of the coarsest graph, one per processor subset (with ``alpha`` = the
@@ -200,6 +210,9 @@ def _coarse_starts(topo: Topology, coarse: TaskLevel, coarsest: int, sets: list,
     if FULL_FIRST and getattr(inc, "early_by", None) is not None:  # timed: all processors first
         jobs.sort(key=lambda job: job[0].shape[0] != topo.P)  # (stable: the rest as before)
     for sub, share, alpha, i in jobs:
+        left = time_left() if STARTS_FIT and walls else None
+        if left is not None and max(walls) > left:
+            break  # predicted not to end before the deadline (h57fast)
         t = time.perf_counter()
         starts.append(_one_start(topo, coarse, coarsest, sub, share, alpha, i, inc))
         walls.append(time.perf_counter() - t)
