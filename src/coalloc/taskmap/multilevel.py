@@ -481,7 +481,7 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
         note_pace((run["t1"] - t_c) / matched)
     sets = _processor_sets(topo, params["subsets"])
     starts = _coarse_starts(topo, levels[coarsest], coarsest, sets, params["speed_exponents"],
-                            inc)  # fmt: skip
+                            inc, run["t1"] - t_c)  # fmt: skip
     starts, t2 = sorted(starts, key=lambda x: x[:4]), time.perf_counter()
     if inc.pending is not None:  # the early answer's clock step, put off (h57fast)
         timedorder.early_clock(topo, fine, inc, starts[0][0] if starts else np.inf, _finish)
