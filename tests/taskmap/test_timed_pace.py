@@ -184,3 +184,18 @@ def test_the_first_start_is_predicted_by_the_coarsening(monkeypatch):
     monkeypatch.setattr(S, "time_left", lambda: 2.0)
     S._coarse_starts(topo, None, 0, sets, (0.0,), inc, 1.0)
     assert made == [0]
+
+
+def test_the_paced_extra_is_capped_by_the_allowance(clock, monkeypatch):
+    # a large keep (1 s a stand-in task) at a pace of 4 x 2: the extra is the allowance
+    tasks, res = table1_instance(1, 0)
+    monkeypatch.setattr(solvers, "POST_SECONDS", 1.0)
+    monkeypatch.setattr(solvers, "bound_tests", lambda *a: 0)
+    monkeypatch.setattr(solvers, "timed_bound", lambda *a: (1.0, False))
+    monkeypatch.setattr(solvers, "KEEP_PACE_REF", 2.0)
+    t0, cpu0 = clock.now, clock.cpu
+    clock.now += 0.08
+    clock.cpu += 0.01
+    left, _, _ = solvers._timed_start(tasks, res, 5.0, t0, True, cpu0)
+    post = solvers.POST_SHARE * 5.0  # the cap of the fixed keep binds
+    assert left == pytest.approx(5.0 - 0.08 - post - max(0.05, 0.05 * 5.0), abs=1e-12)
