@@ -152,7 +152,8 @@ def solve(
     tests = None  # untimed: the bound uncapped
     first = None  # timed: the bound's first part (no full test), computed before the method
     if limit is not None:
-        left, tests, first = _timed_start(task_graph, resource_graph, float(limit), t0, bound)
+        left, tests, first = _timed_start(task_graph, resource_graph, float(limit), t0, bound,
+                                          cpu0)
         params = {**params, "time_limit": left}
     result = METHODS[method](task_graph, resource_graph, seed=check_seed(seed), **params)
     if limit is not None:
@@ -199,6 +200,24 @@ def solve(
 #: rule, all within ``T + max(0.05, 0.05 T)`` (``bench/taskmap/timed_phases.py``)
 POST_SECONDS, POST_SHARE = 5e-6, 0.1
 
+#: True (the default): the keep for the method's stop (:data:`POST_SECONDS`, capped at
+#: :data:`POST_SHARE`) is multiplied by the call's pace so far (wall / CPU seconds since
+#: the call began, measured after the bound's first part; 1 to :data:`KEEP_PACE_MAX`):
+#: the stop's unpolled step and the answer's build run as slowly as the call does, and
+#: under a 1/8 CPU share a fixed keep left calls 7-12 ms past the allowance at ``T`` = 1 s
+#: (h57fast). The CPU kept is the same as at a normal pace. False: the fixed keep.
+PACED_KEEP = True
+#: The largest pace :data:`PACED_KEEP` believes, and the CPU seconds the call must have
+#: used for its pace to be measured (below: a pace of 1)
+KEEP_PACE_MAX, KEEP_PACE_CPU = 4.0, 2e-3
+#: The pace :data:`POST_SECONDS` was measured at (a load of 5-6: 2 wall seconds a CPU
+#: second): the keep grows with the pace above it only
+KEEP_PACE_REF = 2.0
+#: The paced keep's extra is at most this share of the contract's allowance
+#: ``max(0.05, 0.05 T)``: the late calls it removed were 1-40 ms over (0.3 s, a 1/10 share),
+#: and uncapped it kept 0.4 s of a 1 s call on stencil27 20x20x8 (1.70 x its answer)
+KEEP_EXTRA_SHARE = 1.0
+
 #: True (the default): a timed call keeps back the full tests' predicted time from its
 #: method only when a full test could begin in it: a test begins only with at least
 #: ``FULL_MARGIN`` x :func:`~coalloc.taskmap.bounds.seconds_per_test` left
@@ -211,7 +230,7 @@ STARTABLE_TESTS = True
 
 
 def _timed_start(tasks: TaskGraph, resources: ResourceGraph, limit: float, t0: float,
-                 bound: bool) -> tuple:  # fmt: skip
+                 bound: bool, cpu0: Optional[float] = None) -> tuple:  # fmt: skip
     """The start of a timed :func:`solve`: ``(the method's limit, the bound's full tests,
     (its first part, cut))`` (the last two None without ``bound``).
 
@@ -224,8 +243,10 @@ def _timed_start(tasks: TaskGraph, resources: ResourceGraph, limit: float, t0: f
     the full tests (at most ``USUAL_TESTS`` of them, run after it: a count from the instance
     and the limit, so the value is the same on any machine) and less
     ``min(POST_SHARE x limit, POST_SECONDS x (tasks + pairs))`` for its stop and its
-    answer's build. The method first otherwise: its answer matters more (the whole bound
-    first left a method no time at 0.05 s under load)."""
+    answer's build (that keep times the call's pace so far with :data:`PACED_KEEP` and
+    ``cpu0``, the call's :func:`time.process_time` at ``t0``). The method first otherwise:
+    its answer matters more (the whole bound first left a method no time at 0.05 s under
+    load)."""
     tests = first = None
     keep = min(POST_SHARE * limit, POST_SECONDS * (tasks.n + tasks.n_edges))
     if bound:
@@ -235,8 +256,22 @@ def _timed_start(tasks: TaskGraph, resources: ResourceGraph, limit: float, t0: f
         if STARTABLE_TESTS and kept < FULL_MARGIN:  # too little to begin one in (h57fast)
             kept = 0
         keep += kept * seconds_per_test(tasks, resources)
+    if PACED_KEEP and cpu0 is not None:  # the stop at the call's pace (h57fast)
+        extra = (_pace(t0, cpu0) - 1.0) * min(POST_SHARE * limit,
+                                              POST_SECONDS * (tasks.n + tasks.n_edges))
+        keep += min(extra, KEEP_EXTRA_SHARE * max(0.05, 0.05 * limit))
     left = limit - (time.perf_counter() - t0) - keep
     return max(left, 1e-6), tests, first
+
+
+def _pace(t0: float, cpu0: float) -> float:
+    """The call's wall seconds per CPU second since ``(t0, cpu0)`` over
+    :data:`KEEP_PACE_REF`, from 1 to :data:`KEEP_PACE_MAX` (1 before :data:`KEEP_PACE_CPU`
+    of CPU)."""
+    cpu = process_time() - cpu0
+    if cpu < KEEP_PACE_CPU:
+        return 1.0
+    return min(max((time.perf_counter() - t0) / cpu / KEEP_PACE_REF, 1.0), KEEP_PACE_MAX)
 
 
 class _Parts(NamedTuple):

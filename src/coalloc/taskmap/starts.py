@@ -17,6 +17,7 @@ from typing import Optional
 
 import numpy as np
 
+from .._shared import interrupt
 from .._shared.params import time_left
 from .bisection import bisect_map
 from .hierarchy import Topology
@@ -178,13 +179,35 @@ def _processor_sets(topo: Topology, subsets: bool) -> list:
     return sets
 
 
+#: True (the default): under a time limit a coarse start after the first begins only where
+#: the wall of the one before fits in the time left (:func:`_coarse_starts`): one pass of
+#: its route-cost moves (``refinement.cut_refine``, polled between passes) took 20 ms of CPU
+#: on ba 3000's coarsest level onto 256 processors, 0.1 s of wall at a 1/5 CPU share, and a
+#: start begun near the deadline ended the call 0.1-0.5 s late at ``T`` = 0.3-1 s; a start
+#: that cannot end before the deadline leaves nothing (the run stops inside it). The first
+#: start is predicted by the coarsening's wall (at a 1/10 share its single pass began at
+#: 0.8 s of 1 s and took 0.25 s); where it does not fit either, the run waits for its deadline
+#: and returns its early answer. False: every start begins until the deadline stops one.
+STARTS_FIT = True
+
+
+def _wait_out(left: float) -> None:
+    """Wait for the deadline in force (its scope's poll raises), at most ``left`` + 0.02 s."""
+    end = time.perf_counter() + left + 0.02
+    while time.perf_counter() < end:
+        interrupt.check()
+        time.sleep(0.002)
+
+
 def _coarse_starts(topo: Topology, coarse: TaskLevel, coarsest: int, sets: list,
-                   speed_exponents: tuple, inc) -> list:  # fmt: skip
+                   speed_exponents: tuple, inc,
+                   first_wall: Optional[float] = None) -> list:  # fmt: skip
     """The bisections of the coarsest graph, one per processor subset (with ``alpha`` = the
     first exponent) and one on all processors per other exponent, each after its route-cost
     moves and offered: ``(occupancy, -processors, -alpha, i, state, share, subset)``; then
     the prefix sizes between (:func:`_between_starts`). With :data:`FULL_FIRST` (off), under a
-    time limit those on all the processors come first."""
+    time limit those on all the processors come first. ``first_wall``: the wall the first
+    start is predicted to take (:data:`STARTS_FIT`; None: not predicted)."""
     starts = []
     seen_shares: list = []
     walls = []  # wall seconds of each start (the sizes between are predicted from them)
@@ -200,6 +223,12 @@ def _coarse_starts(topo: Topology, coarse: TaskLevel, coarsest: int, sets: list,
     if FULL_FIRST and getattr(inc, "early_by", None) is not None:  # timed: all processors first
         jobs.sort(key=lambda job: job[0].shape[0] != topo.P)  # (stable: the rest as before)
     for sub, share, alpha, i in jobs:
+        left = time_left() if STARTS_FIT else None
+        pred = walls[-1] if walls else first_wall  # the last start's wall, or the coarsening's
+        if left is not None and pred is not None and pred > left:  # not to end in time (h57fast)
+            if starts:
+                break
+            _wait_out(left)  # no start: the run stops at its deadline with its early answer
         t = time.perf_counter()
         starts.append(_one_start(topo, coarse, coarsest, sub, share, alpha, i, inc))
         walls.append(time.perf_counter() - t)
