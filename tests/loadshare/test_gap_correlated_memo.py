@@ -58,3 +58,29 @@ def test_the_memo_on_every_call_still_verifies(monkeypatch):
         b = solve_gap(inst, "heuristic", iterations=3000, seed=1)
         assert np.array_equal(a.assignment, b.assignment) and a.objective == b.objective
         assert verify_gap(inst, a.assignment, claimed=a.objective).ok
+
+
+@pytest.mark.parametrize("kind, base", [("d", 77), ("c", 0)])
+def test_timed_calls_take_the_restart_base_on_correlated_instances(monkeypatch, kind, base):
+    """``search._CORRELATED_RESTART``: timed rounds on type d start the restart rule at
+    its value, type c at the package's ``tabu._RESTART``; both answers check out."""
+    monkeypatch.setattr(gap.search, "_CORRELATED_RESTART", 77)
+    seen = []
+    real = TabuState.run
+
+    def spy(self, cost, weight, capacity, iterations, knobs, until=None):
+        seen.append(knobs.restart)
+        return real(self, cost, weight, capacity, iterations, knobs, until)
+
+    monkeypatch.setattr(TabuState, "run", spy)
+    inst = generate_gap(kind, 6, 60, seed=1)
+    res = solve_gap(inst, "heuristic", time_limit=0.5, seed=0, with_bound=False)
+    assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+    assert seen and min(seen) == (base or tabu._RESTART)
+
+
+def test_restart_after_takes_a_base():
+    """The rule's first threshold is ``base`` (0: ``tabu._RESTART``); the growth is the same."""
+    assert tabu.restart_after(50, 0, 77) == 77
+    assert tabu.restart_after(50, 0, 0) == tabu._RESTART
+    assert tabu.restart_after(50, 600_000, 77) == tabu.restart_after(50, 600_000)

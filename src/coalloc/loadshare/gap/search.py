@@ -199,8 +199,13 @@ _ELITE_RESTART, _ELITE_UNTIMED = 0, False
 #: Chu-Beasley d 0.321 -> 0.306 % (15,000) and 0.372 -> 0.347 % (5,000). Tenure 3 on every
 #: instance lost on Chu-Beasley b (0.028 -> 0.082 % at 1 s) and Yagiura e (e20200 0.170 ->
 #: 0.228 % at 10 s), longer tenures lost on d (h40gap): hence the rule
-#: (bench/loadshare/ISSUE40.md, h46gap40).
-_CORRELATED_TENURE, _CORRELATED = 3, -0.9
+#: (bench/loadshare/ISSUE40.md, h46gap40). Since h57gap's follow-up the threshold is -0.5,
+#: so that type e (-0.57) runs the rule too, with the memory (``_CORRELATED_MEMO``), which
+#: makes tenure 3 safe from cycling there: against -0.9, five seeds interleaved, load 3-6,
+#: Yagiura e05100-e20200 at 1 s 0.188 -> 0.179 % and 0.171 -> 0.152 % mean, e10400/
+#: e20400/e40400 at 10 s 0.107 -> 0.102 % and 0.104 -> 0.099 % (worst 0.209 -> 0.204,
+#: 0.200 -> 0.206). No a, b, c or gap1-12 file is below -0.18.
+_CORRELATED_TENURE, _CORRELATED = 3, -0.5
 #: The tabu kernel's memory of visited assignments (:attr:`.tabu.TabuKnobs.memo`) on
 #: the same timed calls (type d; issue 40, h57gap): ``_CORRELATED_MEMO`` (0: the package's,
 #: ``tabu._MEMO``). At tenure 3 the search on type d returned to an assignment it had
@@ -212,6 +217,13 @@ _CORRELATED_TENURE, _CORRELATED = 3, -0.9
 #: 10 s 0.240 -> 0.227 % and 0.244 -> 0.231 % (worst d40400 0.439 -> 0.423, 0.439 ->
 #: 0.419). See bench/loadshare/ISSUE40.md, h57gap.
 _CORRELATED_MEMO = 1
+#: The restart threshold's floor on the same timed calls (type d; issue 40, h57gap
+#: follow-up): ``_CORRELATED_RESTART`` R > 0 is the restart rule's threshold at the start
+#: there (:func:`.tabu.restart_after`'s ``base``; 0: ``tabu._RESTART``, as every other
+#: instance). With the memory of visited
+#: assignments on, an excursion cannot retrace its steps, so it might deserve longer than
+#: the rule's 200; measured in bench/loadshare/ISSUE40.md, "(h57gap, follow-up)".
+_CORRELATED_RESTART = 0
 #: The core phase's share of a timed call's search on the same instances (type d; issue
 #: 40, h49gap): ``_CORRELATED_CORE_SHARE`` (0: ``_CORE_SHARE``, as every other instance).
 #: Untimed calls keep ``_CORE_SHARE`` (their answers are unchanged). See
@@ -378,6 +390,7 @@ class _Search(StartSteps, RestartSteps):
         self.cycles = int(call.cycles)  # core cycles asked for (solve_gap's cycles)
         self.cycles_run = 0
         self.core_share = _CORE_SHARE  # the core phase's share (``_CORRELATED_CORE_SHARE``)
+        self.restart_base = 0  # the restart rule's first threshold (``_CORRELATED_RESTART``)
         self.repair_iterations = 0  # the feasibility-first start's tabu iterations
         self.repaired = False  # whether the fallback's greedy needed the repair
         # the learned restart weight's logarithm (None: none yet; see _LEARN_WEIGHT)
@@ -513,7 +526,7 @@ class _Search(StartSteps, RestartSteps):
             k = self.round_size(end_at, min(cap_it, floor_it) if counted else cap_it, rate)
             if k <= 0:
                 break
-            knobs.restart = restart_after(self.n, self.done)
+            knobs.restart = restart_after(self.n, self.done, self.restart_base)
             # the candidate list by reduced costs: the multipliers as they are now (finite)
             lam = self.bounds.best_lam
             lagr = knobs.cands < 0 and _tabu._LAG_CANDS and bool(np.isfinite(lam).all())
@@ -619,13 +632,15 @@ class _Search(StartSteps, RestartSteps):
         m = self.inst.m
         correlated = (deadline is not None
                       and (_CORRELATED_TENURE > 0 or _CORRELATED_CORE_SHARE > 0
-                           or _CORRELATED_MEMO > 0)
+                           or _CORRELATED_MEMO > 0 or _CORRELATED_RESTART > 0)
                       and cost_weight_correlation(self.cost[:m], self.weight[:m])
                       <= _CORRELATED)  # fmt: skip
         if correlated and _CORRELATED_TENURE > 0:
             knobs.tenure = _CORRELATED_TENURE
         if correlated and _CORRELATED_MEMO > 0:
             knobs.memo = _CORRELATED_MEMO
+        if correlated and _CORRELATED_RESTART > 0:
+            self.restart_base = _CORRELATED_RESTART
         if correlated and _CORRELATED_CORE_SHARE > 0:
             self.core_share = _CORRELATED_CORE_SHARE
         core_share = self.core_share

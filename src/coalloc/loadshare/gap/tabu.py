@@ -82,7 +82,7 @@ _MEMO = 0
 _MEMO_WINDOW = 8192
 
 
-def restart_after(n: int, done: int = 0) -> int:
+def restart_after(n: int, done: int = 0, base: int = 0) -> int:
     """Tabu iterations without a new best after which the search restarts from the best,
     when ``done`` iterations have run: ``_RESTART``, growing as the run gets long (one in
     ``_RESTART_DIV`` of the iterations done, counted in whole steps of ``_RESTART_STEP``, so
@@ -94,6 +94,8 @@ def restart_after(n: int, done: int = 0) -> int:
         Items (kept for the rule's signature; the rule does not use it today).
     done : int
         Tabu iterations done so far.
+    base : int
+        The threshold at the start (0: ``_RESTART``).
 
     Returns
     -------
@@ -102,10 +104,10 @@ def restart_after(n: int, done: int = 0) -> int:
 
     Examples
     --------
-    >>> restart_after(100), restart_after(100, 300_000)
-    (200, 5000)
+    >>> restart_after(100), restart_after(100, 300_000), restart_after(100, 0, 100)
+    (200, 5000, 100)
     """
-    return max(_RESTART, (done - done % _RESTART_STEP) // _RESTART_DIV)
+    return max(base or _RESTART, (done - done % _RESTART_STEP) // _RESTART_DIV)
 
 
 @dataclasses.dataclass
