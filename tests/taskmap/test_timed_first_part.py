@@ -19,28 +19,12 @@ from coalloc.taskmap import bounds, jobbound, occupancy, solvers, startables, su
 from coalloc.taskmap import portfolio as pf
 from coalloc.taskmap.generators import table1_instance
 
+from .conftest import FrozenClock
 from .test_sum_spare import _instance as _sum_instance
 from .test_sum_spare import _stopped
 
 
-class _Clock:
-    def __init__(self):
-        self.now = 100.0
-
-    def perf_counter(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock(monkeypatch):
-    c = _Clock()
-    fake = types.SimpleNamespace(perf_counter=c.perf_counter)
-    monkeypatch.setattr(bounds, "time", fake)
-    monkeypatch.setattr(solvers, "time", fake)
-    return c
-
-
-def _slow_jobs(monkeypatch, c: _Clock, seconds: float) -> list:
+def _slow_jobs(monkeypatch, c: FrozenClock, seconds: float) -> list:
     calls = []
     real = bounds._jobs_bound
 
@@ -107,7 +91,7 @@ def test_the_job_bound_is_computed_once_per_pair_of_graphs(clock, monkeypatch):
     assert value >= jobbound._jobs_bound(tasks, res, bounds._basic(tasks, res))
 
 
-def _slow_sorts(monkeypatch, c: _Clock, per_entry: float) -> list:
+def _slow_sorts(monkeypatch, c: FrozenClock, per_entry: float) -> list:
     sizes = []
     real = startables._row_sort
 
@@ -158,7 +142,7 @@ def test_the_star_tables_build_that_fits_is_whole(clock, monkeypatch):
 
 @pytest.fixture
 def paced(monkeypatch):
-    c = _Clock()
+    c = FrozenClock()
     monkeypatch.setattr(pf, "time", types.SimpleNamespace(perf_counter=c.perf_counter))
     given = []
 

@@ -13,8 +13,6 @@ Stand-in clocks and spies, no real-clock race."""
 
 from __future__ import annotations
 
-import types
-
 import numpy as np
 import pytest
 
@@ -22,24 +20,6 @@ import coalloc.taskmap as tm
 from coalloc.taskmap import bounds, solvers, timedorder
 from coalloc.taskmap import multilevel as ml
 from coalloc.taskmap.generators import hierarchical_cluster, stencil_task_graph, table1_instance
-
-
-class _Clock:
-    def __init__(self):
-        self.now = 100.0
-
-    def perf_counter(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock(monkeypatch):
-    c = _Clock()
-    fake = types.SimpleNamespace(perf_counter=c.perf_counter)
-    monkeypatch.setattr(bounds, "time", fake)
-    monkeypatch.setattr(solvers, "time", fake)
-    return c
-
 
 # --------------------------------------------------------------------------------------
 # 1. the full tests' time kept back
