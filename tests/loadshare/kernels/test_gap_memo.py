@@ -17,14 +17,7 @@ from coalloc.loadshare._reference import gapls as gtwin
 from coalloc.loadshare.gap import tabu
 from coalloc.loadshare.gap.tabu import TabuKnobs, TabuPlan, TabuState
 
-
-def _data(rng, m, n, huge):
-    cost = rng.integers(-20, 50, size=(m, n)).astype(np.float64)
-    if huge:  # no pruning in the kernel: its plain scan
-        cost[0, 0] = 1e295
-    weight = rng.integers(0, 30, size=(m, n)).astype(np.int64)
-    cap = rng.integers(0, 15 * n // m + 5, size=m).astype(np.int64)
-    return cost, weight, cap
+from .test_gap_cands import _data  # the random instances of the candidate-list parity
 
 
 def _run(mod, cost, weight, cap, start, seed, knobs, calls, window=0):
