@@ -84,3 +84,36 @@ def test_restart_after_takes_a_base():
     assert tabu.restart_after(50, 0, 77) == 77
     assert tabu.restart_after(50, 0, 0) == tabu._RESTART
     assert tabu.restart_after(50, 600_000, 77) == tabu.restart_after(50, 600_000)
+
+
+def test_restart_after_takes_a_divisor():
+    """``div``: the growth's divisor (0: ``tabu._RESTART_DIV``); negative: no growth."""
+    done = 600_000
+    assert tabu.restart_after(50, done, 0, 0) == tabu.restart_after(50, done)
+    assert tabu.restart_after(50, done, 0, -1) == tabu._RESTART
+    assert tabu.restart_after(50, done, 77, -1) == 77
+    assert tabu.restart_after(50, done, 0, 1000) == done // 1000
+    assert tabu.restart_after(50, done, 0, 1000) != tabu.restart_after(50, done, 0, 60)
+
+
+@pytest.mark.parametrize("kind, grows", [("d", False), ("c", True)])
+def test_timed_calls_take_the_restart_divisor_on_correlated_instances(monkeypatch, kind, grows):
+    """``search._CORRELATED_RESTART_DIV`` -1: timed rounds on type d keep the restart
+    rule's first threshold however many iterations have run; type c's grows (the package's
+    growth, made fast here: ``tabu._RESTART_DIV`` 1); both answers check out."""
+    monkeypatch.setattr(gap.search, "_CORRELATED_RESTART_DIV", -1)
+    monkeypatch.setattr(tabu, "_RESTART_DIV", 1)
+    seen = []
+    real = TabuState.run
+
+    def spy(self, cost, weight, capacity, iterations, knobs, until=None):
+        seen.append(knobs.restart)
+        return real(self, cost, weight, capacity, iterations, knobs, until)
+
+    monkeypatch.setattr(TabuState, "run", spy)
+    inst = generate_gap(kind, 6, 60, seed=1)
+    res = solve_gap(inst, "heuristic", time_limit=0.5, seed=0, with_bound=False)
+    assert verify_gap(inst, res.assignment, claimed=res.objective).ok
+    assert res.iterations["tabu_iterations"] > 2 * tabu._RESTART_STEP
+    assert seen and (max(seen) > tabu._RESTART) == grows
+    assert min(seen) == tabu._RESTART

@@ -224,6 +224,13 @@ _CORRELATED_MEMO = 1
 #: assignments on, an excursion cannot retrace its steps, so it might deserve longer than
 #: the rule's 200; measured in bench/loadshare/ISSUE40.md, "(h57gap, follow-up)".
 _CORRELATED_RESTART = 0
+#: The restart threshold's growth on the same timed calls (type d and e; issue 40, h58gap):
+#: ``_CORRELATED_RESTART_DIV`` (0: ``tabu._RESTART_DIV``, as every other instance; -1: no
+#: growth, the threshold stays at its first value). The growth (one in 60 of the
+#: iterations done) makes the number of restarts of a call grow with the logarithm of its
+#: iterations, not with them: a 100 s call on Yagiura d40400 reached at 100 s what a
+#: 10 s call reaches at 10 s. Measured in bench/loadshare/ISSUE40.md, "(h58gap)".
+_CORRELATED_RESTART_DIV = 0
 #: The core phase's share of a timed call's search on the same instances (type d; issue
 #: 40, h49gap): ``_CORRELATED_CORE_SHARE`` (0: ``_CORE_SHARE``, as every other instance).
 #: Untimed calls keep ``_CORE_SHARE`` (their answers are unchanged). See
@@ -391,6 +398,7 @@ class _Search(StartSteps, RestartSteps):
         self.cycles_run = 0
         self.core_share = _CORE_SHARE  # the core phase's share (``_CORRELATED_CORE_SHARE``)
         self.restart_base = 0  # the restart rule's first threshold (``_CORRELATED_RESTART``)
+        self.restart_div = 0  # ... and its growth's divisor (``_CORRELATED_RESTART_DIV``)
         self.repair_iterations = 0  # the feasibility-first start's tabu iterations
         self.repaired = False  # whether the fallback's greedy needed the repair
         # the learned restart weight's logarithm (None: none yet; see _LEARN_WEIGHT)
@@ -526,7 +534,8 @@ class _Search(StartSteps, RestartSteps):
             k = self.round_size(end_at, min(cap_it, floor_it) if counted else cap_it, rate)
             if k <= 0:
                 break
-            knobs.restart = restart_after(self.n, self.done, self.restart_base)
+            knobs.restart = restart_after(self.n, self.done, self.restart_base,
+                                          self.restart_div)
             # the candidate list by reduced costs: the multipliers as they are now (finite)
             lam = self.bounds.best_lam
             lagr = knobs.cands < 0 and _tabu._LAG_CANDS and bool(np.isfinite(lam).all())
@@ -632,7 +641,8 @@ class _Search(StartSteps, RestartSteps):
         m = self.inst.m
         correlated = (deadline is not None
                       and (_CORRELATED_TENURE > 0 or _CORRELATED_CORE_SHARE > 0
-                           or _CORRELATED_MEMO > 0 or _CORRELATED_RESTART > 0)
+                           or _CORRELATED_MEMO > 0 or _CORRELATED_RESTART > 0
+                           or _CORRELATED_RESTART_DIV != 0)
                       and cost_weight_correlation(self.cost[:m], self.weight[:m])
                       <= _CORRELATED)  # fmt: skip
         if correlated and _CORRELATED_TENURE > 0:
@@ -641,6 +651,8 @@ class _Search(StartSteps, RestartSteps):
             knobs.memo = _CORRELATED_MEMO
         if correlated and _CORRELATED_RESTART > 0:
             self.restart_base = _CORRELATED_RESTART
+        if correlated and _CORRELATED_RESTART_DIV != 0:
+            self.restart_div = _CORRELATED_RESTART_DIV
         if correlated and _CORRELATED_CORE_SHARE > 0:
             self.core_share = _CORRELATED_CORE_SHARE
         core_share = self.core_share

@@ -82,7 +82,7 @@ _MEMO = 0
 _MEMO_WINDOW = 8192
 
 
-def restart_after(n: int, done: int = 0, base: int = 0) -> int:
+def restart_after(n: int, done: int = 0, base: int = 0, div: int = 0) -> int:
     """Tabu iterations without a new best after which the search restarts from the best,
     when ``done`` iterations have run: ``_RESTART``, growing as the run gets long (one in
     ``_RESTART_DIV`` of the iterations done, counted in whole steps of ``_RESTART_STEP``, so
@@ -96,6 +96,9 @@ def restart_after(n: int, done: int = 0, base: int = 0) -> int:
         Tabu iterations done so far.
     base : int
         The threshold at the start (0: ``_RESTART``).
+    div : int
+        The growth's divisor (0: ``_RESTART_DIV``); a negative one: no growth (the
+        threshold stays at ``base``).
 
     Returns
     -------
@@ -106,8 +109,13 @@ def restart_after(n: int, done: int = 0, base: int = 0) -> int:
     --------
     >>> restart_after(100), restart_after(100, 300_000), restart_after(100, 0, 100)
     (200, 5000, 100)
+    >>> restart_after(100, 300_000, div=-1), restart_after(100, 300_000, div=600)
+    (200, 500)
     """
-    return max(base or _RESTART, (done - done % _RESTART_STEP) // _RESTART_DIV)
+    first = base or _RESTART
+    if div < 0:
+        return first
+    return max(first, (done - done % _RESTART_STEP) // (div or _RESTART_DIV))
 
 
 @dataclasses.dataclass
