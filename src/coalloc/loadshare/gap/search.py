@@ -217,20 +217,12 @@ _CORRELATED_TENURE, _CORRELATED = 3, -0.5
 #: 10 s 0.240 -> 0.227 % and 0.244 -> 0.231 % (worst d40400 0.439 -> 0.423, 0.439 ->
 #: 0.419). See bench/loadshare/ISSUE40.md, h57gap.
 _CORRELATED_MEMO = 1
-#: The restart threshold's floor on the same timed calls (type d; issue 40, h57gap
-#: follow-up): ``_CORRELATED_RESTART`` R > 0 is the restart rule's threshold at the start
-#: there (:func:`.tabu.restart_after`'s ``base``; 0: ``tabu._RESTART``, as every other
-#: instance). With the memory of visited
-#: assignments on, an excursion cannot retrace its steps, so it might deserve longer than
-#: the rule's 200; measured in bench/loadshare/ISSUE40.md, "(h57gap, follow-up)".
-_CORRELATED_RESTART = 0
-#: The restart threshold's growth on the same timed calls (type d and e; issue 40, h58gap):
-#: ``_CORRELATED_RESTART_DIV`` (0: ``tabu._RESTART_DIV``, as every other instance; -1: no
-#: growth, the threshold stays at its first value). The growth (one in 60 of the
-#: iterations done) makes the number of restarts of a call grow with the logarithm of its
-#: iterations, not with them: a 100 s call on Yagiura d40400 reached at 100 s what a
-#: 10 s call reaches at 10 s. Measured in bench/loadshare/ISSUE40.md, "(h58gap)".
-_CORRELATED_RESTART_DIV = 0
+#: The restart rule on the same timed calls (type d, e; issue 40): ``_CORRELATED_RESTART``,
+#: its first threshold (:func:`.tabu.restart_after`'s ``base``), ``_CORRELATED_RESTART_DIV``
+#: its growth's divisor (``div``; -1: no growth); 0: the package's. Both off: a later first
+#: threshold lost at 1 s (h57gap, follow-up), no growth was within the spread at 1 s and
+#: 10 s (h58gap; bench/loadshare/ISSUE40.md).
+_CORRELATED_RESTART, _CORRELATED_RESTART_DIV = 0, 0
 #: The core phase's share of a timed call's search on the same instances (type d; issue
 #: 40, h49gap): ``_CORRELATED_CORE_SHARE`` (0: ``_CORE_SHARE``, as every other instance).
 #: Untimed calls keep ``_CORE_SHARE`` (their answers are unchanged). See
@@ -534,8 +526,7 @@ class _Search(StartSteps, RestartSteps):
             k = self.round_size(end_at, min(cap_it, floor_it) if counted else cap_it, rate)
             if k <= 0:
                 break
-            knobs.restart = restart_after(self.n, self.done, self.restart_base,
-                                          self.restart_div)
+            knobs.restart = restart_after(self.n, self.done, self.restart_base, self.restart_div)
             # the candidate list by reduced costs: the multipliers as they are now (finite)
             lam = self.bounds.best_lam
             lagr = knobs.cands < 0 and _tabu._LAG_CANDS and bool(np.isfinite(lam).all())
@@ -642,17 +633,15 @@ class _Search(StartSteps, RestartSteps):
         correlated = (deadline is not None
                       and (_CORRELATED_TENURE > 0 or _CORRELATED_CORE_SHARE > 0
                            or _CORRELATED_MEMO > 0 or _CORRELATED_RESTART > 0
-                           or _CORRELATED_RESTART_DIV != 0)
+                           or _CORRELATED_RESTART_DIV)
                       and cost_weight_correlation(self.cost[:m], self.weight[:m])
                       <= _CORRELATED)  # fmt: skip
         if correlated and _CORRELATED_TENURE > 0:
             knobs.tenure = _CORRELATED_TENURE
         if correlated and _CORRELATED_MEMO > 0:
             knobs.memo = _CORRELATED_MEMO
-        if correlated and _CORRELATED_RESTART > 0:
-            self.restart_base = _CORRELATED_RESTART
-        if correlated and _CORRELATED_RESTART_DIV != 0:
-            self.restart_div = _CORRELATED_RESTART_DIV
+        if correlated:  # (0: the package's rule)
+            self.restart_base, self.restart_div = _CORRELATED_RESTART, _CORRELATED_RESTART_DIV
         if correlated and _CORRELATED_CORE_SHARE > 0:
             self.core_share = _CORRELATED_CORE_SHARE
         core_share = self.core_share
