@@ -3,9 +3,11 @@ the same values as a fresh array, one buffer reused per thread (none shared betw
 and the scan answers alike with it on and off."""
 
 import importlib
+import mmap
 import threading
 
 import numpy as np
+import pytest
 
 from coalloc.collective import CollectiveRequest, scan, verify
 from coalloc.collective.core import kernels
@@ -23,8 +25,11 @@ def _case(seed, rows=60, k=300):
     return rng, times, res, nodes
 
 
-def test_the_kept_buffer_gives_the_fresh_arrays_values(monkeypatch):
+@pytest.mark.parametrize("small_pages", [True, False])
+def test_the_kept_buffer_gives_the_fresh_arrays_values(monkeypatch, small_pages):
     monkeypatch.setattr(scratch, "LEAST", 0)
+    monkeypatch.setattr(scratch, "SMALL_PAGES", small_pages)
+    monkeypatch.setattr(scratch, "_LOCAL", threading.local())  # a buffer made here
     ker = kernels("compiled")
     got = []
     for seed in range(12):
@@ -38,6 +43,10 @@ def test_the_kept_buffer_gives_the_fresh_arrays_values(monkeypatch):
         got.append(a)
     # one buffer (sized by the first, the largest): every output a view of it
     assert all(np.shares_memory(x, scratch._LOCAL.buf) for x in got)
+    # SMALL_PAGES: the buffer is an anonymous mmap's (no huge pages asked), writable
+    base = scratch._LOCAL.buf.base
+    assert isinstance(getattr(base, "obj", base), mmap.mmap) == small_pages
+    assert scratch._LOCAL.buf.flags.writeable
 
 
 def test_threads_keep_their_own_buffers(monkeypatch):

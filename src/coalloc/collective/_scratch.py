@@ -8,10 +8,17 @@ their first call in a process (`getrusage`), none on a repeated one. The scan's 
 read only until the next block's maxima are computed (``_Scan.passing`` and
 ``_bounded.bounded`` keep no view past it; ``search_at`` copies the rows it keeps), so one
 buffer per thread serves every scan in it, its pages touched once.
+
+That buffer itself is an anonymous ``mmap`` (:data:`SMALL_PAGES`), not ``np.empty``: without
+NumPy's ``madvise(MADV_HUGEPAGE)`` its first touch takes the kernel's ordinary pages, more
+faults but no compaction, whose cost under load varied 2x from one process to the next
+(issue 40, h58tail: week N = 1,024 collective case 0 on pool 2028, first call at load 14-17,
+58-134 ms with 8-81 ms of system time; 75 ms, 7-26 ms of it system time, with this).
 """
 
 from __future__ import annotations
 
+import mmap
 import threading
 
 import numpy as np
@@ -28,7 +35,19 @@ MOST = 1 << 28
 #: each would be made afresh (its pages touched anew) three or four times per process.
 STARTS = 512
 
+#: Make the kept buffer from an anonymous ``mmap`` (the kernel's ordinary pages; False:
+#: ``np.empty``, huge pages asked for by NumPy on this size).
+SMALL_PAGES = True
+
 _LOCAL = threading.local()
+
+
+def _buffer(n: int) -> np.ndarray:
+    """``n`` doubles (``n >= 1``), uninitialised: from an anonymous ``mmap`` when
+    :data:`SMALL_PAGES` (zero pages until written; freed with the array), else ``np.empty``."""
+    if not SMALL_PAGES:
+        return np.empty(n)
+    return np.frombuffer(mmap.mmap(-1, 8 * n), dtype=np.float64)
 
 
 def window_rows(ker, times: np.ndarray, res: np.ndarray, nodes: np.ndarray,
@@ -43,6 +62,6 @@ def window_rows(ker, times: np.ndarray, res: np.ndarray, nodes: np.ndarray,
     buf = getattr(_LOCAL, "buf", None)
     if buf is None or buf.size < size:  # room for a block of STARTS: grown once, not often
         room = max(size + size // 4, STARTS * shape[1] * shape[2])
-        buf = _LOCAL.buf = np.empty(min(room, MOST // 8))
+        buf = _LOCAL.buf = _buffer(min(room, MOST // 8))
     return ker.window_max_rows(times, res, nodes, starts, duration,
                                out=buf[:size].reshape(shape))  # fmt: skip
