@@ -9,11 +9,12 @@ read only until the next block's maxima are computed (``_Scan.passing`` and
 ``_bounded.bounded`` keep no view past it; ``search_at`` copies the rows it keeps), so one
 buffer per thread serves every scan in it, its pages touched once.
 
-That buffer itself is an anonymous ``mmap`` (:data:`SMALL_PAGES`), not ``np.empty``: without
-NumPy's ``madvise(MADV_HUGEPAGE)`` its first touch takes the kernel's ordinary pages, more
-faults but no compaction, whose cost under load varied 2x from one process to the next
-(issue 40, h58tail: week N = 1,024 collective case 0 on pool 2028, first call at load 14-17,
-58-134 ms with 8-81 ms of system time; 75 ms, 7-26 ms of it system time, with this).
+The buffer may be an anonymous ``mmap`` (:data:`SMALL_PAGES`, off) instead of ``np.empty``:
+without NumPy's ``madvise(MADV_HUGEPAGE)`` its first touch takes the kernel's ordinary pages,
+more faults but no compaction (issue 40, h58tail: week N = 1,024 collective case 0 on pool
+2028, first call at load 14-17, 58-134 ms with 8-81 ms of system time with ``np.empty``, 75 ms
+with the ``mmap``); but the rejections read it 2-5 % slower, and the issue's command's p99 and
+maximum did not improve in three alternated pairs at load 11-16 (bench/collective/ISSUE40.md).
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ MOST = 1 << 28
 STARTS = 512
 
 #: Make the kept buffer from an anonymous ``mmap`` (the kernel's ordinary pages; False:
-#: ``np.empty``, huge pages asked for by NumPy on this size).
-SMALL_PAGES = True
+#: ``np.empty``, huge pages asked for by NumPy on this size). Off: steadier first calls, no
+#: lower p99 (see the module's docstring).
+SMALL_PAGES = False
 
 _LOCAL = threading.local()
 
