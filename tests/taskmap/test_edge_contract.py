@@ -1,0 +1,81 @@
+"""The timed contract's edges (issue 40, h58edge): the route-cost pass polled inside
+(:data:`~coalloc.taskmap.refinement.CUT_CHUNK`). Referees: the same pass in one chunk (the
+moves and the mapping, exactly) and the family's ``verify_mapping``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import coalloc.taskmap as tm
+from coalloc.taskmap import generators as gen
+from coalloc.taskmap import refinement
+from coalloc.taskmap.hierarchy import topology
+from coalloc.taskmap.levels import TaskLevel
+from coalloc.taskmap.refinement import RefineState, cut_refine
+
+
+def _dense_case(seed: int) -> tuple:
+    """A random dense task graph (a coarsest level's kind) on a random cluster, a random
+    start mapping, its topology and level."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(8, 60))
+    vol = rng.uniform(0.5, 4.0, (n, n)) * (rng.random((n, n)) < rng.uniform(0.2, 0.9))
+    vol = np.triu(vol, 1)
+    tasks = tm.TaskGraph(rng.uniform(0.5, 2.0, n), vol + vol.T)
+    res = gen.hierarchical_cluster(n_racks=int(rng.integers(1, 3)),
+                                   nodes_per_rack=int(rng.integers(1, 4)),
+                                   cores_per_node=int(rng.integers(1, 5)),
+                                   speed=(0.5, 3.0), seed=seed)  # fmt: skip
+    topo = topology(res)
+    level = TaskLevel.of(tasks)
+    m = rng.integers(0, topo.P, n).astype(np.int64)
+    return tasks, res, topo, level, m
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_chunked_pass_makes_the_same_moves_as_one_chunk(monkeypatch, seed):
+    tasks, res, topo, level, m = _dense_case(seed)
+    k = int(np.random.default_rng(seed).integers(1, topo.P + 1))
+    used = np.arange(k, dtype=np.int64)
+    share = topo.cap / topo.cap.max()
+    out = []
+    for chunk in (0, 1, 7, 64):
+        monkeypatch.setattr(refinement, "CUT_CHUNK", chunk)
+        state = RefineState(topo, level, m)
+        moves = cut_refine(state, used, share)
+        out.append((moves, state.m.copy(), state.nload.copy()))
+    for moves, mapping, nload in out[1:]:
+        assert moves == out[0][0]
+        assert np.array_equal(mapping, out[0][1])
+        assert np.array_equal(nload, out[0][2])
+    report = tm.verify_mapping(tasks, res, topo.order_nodes[out[0][1]])
+    assert report.valid, report
+
+
+def test_the_pass_polls_the_deadline_between_its_chunks(monkeypatch):
+    """The deadline is polled between the chunks of a pass's scoring, before any of its
+    moves: a deadline that passes there stops the pass before it moves a task."""
+    for seed in range(20):  # an instance whose first pass moves and scores many entries
+        tasks, res, topo, level, m = _dense_case(seed)
+        used, share = np.arange(topo.P, dtype=np.int64), topo.cap / topo.cap.max()
+        probe = RefineState(topo, level, m)
+        if cut_refine(probe, used, share, passes=1) > 0 and level.ix.shape[0] > 40:
+            break
+    else:  # pragma: no cover - the draws above always have one
+        pytest.fail("no instance with a moving first pass")
+
+    def polls_before_a_move(chunk: int) -> int:
+        state = RefineState(topo, level, m)
+        seen = []
+        monkeypatch.setattr(refinement, "CUT_CHUNK", chunk)
+        monkeypatch.setattr(refinement.interrupt, "check",
+                            lambda: seen.append(np.array_equal(state.m, m)))  # fmt: skip
+        cut_refine(state, used, share)
+        monkeypatch.undo()
+        assert not np.array_equal(state.m, m)
+        return seen.index(False)  # the polls before the first pass's moves
+
+    chunks = -(-int(level.ix.shape[0]) // 8) // 4  # at least this many chunks of 8 entries
+    assert polls_before_a_move(8) >= 2 + chunks
+    assert polls_before_a_move(0) == 3  # the pass's start, its one chunk, after the scoring
