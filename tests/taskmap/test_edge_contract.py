@@ -4,6 +4,8 @@ moves and the mapping, exactly) and the family's ``verify_mapping``."""
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 
@@ -79,3 +81,42 @@ def test_the_pass_polls_the_deadline_between_its_chunks(monkeypatch):
     chunks = -(-int(level.ix.shape[0]) // 8) // 4  # at least this many chunks of 8 entries
     assert polls_before_a_move(8) >= 2 + chunks
     assert polls_before_a_move(0) == 3  # the pass's start, its one chunk, after the scoring
+
+
+def test_no_fitting_start_stops_the_run_at_once(monkeypatch):
+    """Where the first coarse start is predicted not to fit (:data:`starts.STARTS_FIT`),
+    the run stops at once (``STOP_UNFIT``), not at its deadline 30 s away; off, it waits
+    (its poll is stood in for: the deadline passes at the first one)."""
+    import time
+
+    from coalloc._shared import params
+    from coalloc.taskmap import starts as S
+
+    made = []
+
+    def one(topo, coarse, coarsest, sub, share, alpha, i, inc):
+        made.append(i)
+        return (1.0, -sub.shape[0], -alpha, i, None, share, sub)
+
+    monkeypatch.setattr(S, "_one_start", one)
+    monkeypatch.setattr(S, "_between_starts", lambda *a: [])
+    topo = types.SimpleNamespace(cap=np.ones(8), P=8)
+    sets = [np.arange(8, dtype=np.int64)]
+    inc = types.SimpleNamespace(early_by=None)
+    t = time.perf_counter()
+    with pytest.raises(params._TimeLimitReached):
+        with params._Until(time.perf_counter() + 30.0):  # the time limit's own scope
+            S._coarse_starts(topo, None, 0, sets, (0.0,), inc, 60.0)  # the coarsening: 60 s
+    assert made == [] and time.perf_counter() - t < 10.0
+    polls = []
+
+    def check() -> None:
+        polls.append(1)
+        raise params._TimeLimitReached()
+
+    monkeypatch.setattr(S, "STOP_UNFIT", False)
+    monkeypatch.setattr(S.interrupt, "check", check)
+    with pytest.raises(params._TimeLimitReached):
+        with params._Until(time.perf_counter() + 30.0):
+            S._coarse_starts(topo, None, 0, sets, (0.0,), inc, 60.0)
+    assert made == [] and polls == [1]  # it waited (and its poll raised)
