@@ -120,3 +120,34 @@ def test_no_fitting_start_stops_the_run_at_once(monkeypatch):
         with params._Until(time.perf_counter() + 30.0):
             S._coarse_starts(topo, None, 0, sets, (0.0,), inc, 60.0)
     assert made == [] and polls == [1]  # it waited (and its poll raised)
+
+
+@pytest.mark.parametrize("method", ["portfolio", "multilevel"])
+def test_the_default_alone_makes_the_paper_starts_late_at_tiny_budgets(monkeypatch, method):
+    """``portfolio.PAPER_AFTER_BELOW`` (h58edge): the default's multilevel member, under a
+    budget below it, refines its first coarse start before the paper's starts; the named
+    ``"multilevel"`` keeps its order (the paper's first; its module's knob is off). No
+    clock: the budget (600 s) is compared with a knob of 1000 s. Verified answers."""
+    from coalloc.taskmap import multilevel as ml
+    from coalloc.taskmap import portfolio as pf
+
+    tasks, res = tm.generators.table1_instance(1, 7103)
+    order = []
+    real_paper, real_refined = ml._paper_starts, ml._refined_start
+
+    def paper(*a, **k):
+        order.append("paper")
+        return real_paper(*a, **k)
+
+    def refined(*a, **k):
+        order.append("refined")
+        return real_refined(*a, **k)
+
+    monkeypatch.setattr(ml, "_paper_starts", paper)
+    monkeypatch.setattr(ml, "_refined_start", refined)
+    monkeypatch.setattr(pf, "PAPER_AFTER_BELOW", 1000.0)
+    result = tm.solve(tasks, res, method, seed=0, time_limit=600.0)
+    assert tm.verify_mapping(tasks, res, result.mapping).valid
+    assert order.count("paper") == 1 and "refined" in order
+    assert order[:2] == (["refined", "paper"] if method == "portfolio" else ["paper", "refined"])
+    assert ml._PAPER_AFTER.get() is None  # the default's setting ends with its call

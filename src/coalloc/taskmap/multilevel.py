@@ -72,6 +72,7 @@ and, under a time limit, the fine re-bisections without eigensolves in
 from __future__ import annotations
 
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Optional
 
@@ -144,6 +145,10 @@ HELD_FINISH_TASKS = 300
 #: answer 0.3146 at 0.05-0.15 s where that refinement has 0.3088 at 0.17-0.23 s). Off: h55tmap
 #: measured it against the contract audit's default-vs-single-method check (ISSUE40).
 PAPER_AFTER_BELOW = 0.0
+#: The threshold that replaces :data:`PAPER_AFTER_BELOW` in the current context (None: that
+#: one): the default method sets its own (``portfolio.PAPER_AFTER_BELOW``, h58edge), the
+#: named ``"multilevel"`` keeps this module's.
+_PAPER_AFTER: ContextVar[Optional[float]] = ContextVar("paper_after_below", default=None)
 
 #: Bottleneck moves per slice of the finish at a deadline (:func:`_finish`; the clock between).
 _FINISH_SLICE = 8
@@ -469,8 +474,10 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     # against the others last (ties go to the multilevel's starts); under a tiny budget
     # (:data:`PAPER_AFTER_BELOW`) after the first coarse start's refinement
     paper_args = (tasks, resources, topo, fine, inc, seed, params, run)
+    below = _PAPER_AFTER.get()
+    below = PAPER_AFTER_BELOW if below is None else below
     late_paper = tasks.n <= params["paper_start"] and inc.budget is not None and \
-        inc.budget < PAPER_AFTER_BELOW  # fmt: skip
+        inc.budget < below  # fmt: skip
     if tasks.n <= params["paper_start"] and not late_paper:
         paper, first = _paper_step(*paper_args)
     t_c = time.perf_counter()
