@@ -82,7 +82,7 @@ from .._shared import interrupt
 from .._shared.constraints import checked
 from .._shared.params import offer_incumbent, time_left, time_up
 from .._shared.seeding import check_seed
-from . import starts, timedorder
+from . import splits, starts, timedorder
 from .bisection import bisect_map, note_pace
 from .bounds import lower_bound
 from .grownstarts import grown_fine_starts, grown_order
@@ -145,9 +145,7 @@ HELD_FINISH_TASKS = 300
 #: answer 0.3146 at 0.05-0.15 s where that refinement has 0.3088 at 0.17-0.23 s). Off: h55tmap
 #: measured it against the contract audit's default-vs-single-method check (ISSUE40).
 PAPER_AFTER_BELOW = 0.0
-#: The threshold that replaces :data:`PAPER_AFTER_BELOW` in the current context (None: that
-#: one): the default method sets its own (``portfolio.PAPER_AFTER_BELOW``, h58edge), the
-#: named ``"multilevel"`` keeps this module's.
+#: :data:`PAPER_AFTER_BELOW` in this context (None: it; ``portfolio.PAPER_AFTER_BELOW``)
 _PAPER_AFTER: ContextVar[Optional[float]] = ContextVar("paper_after_below", default=None)
 
 #: Bottleneck moves per slice of the finish at a deadline (:func:`_finish`; the clock between).
@@ -474,8 +472,7 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     # against the others last (ties go to the multilevel's starts); under a tiny budget
     # (:data:`PAPER_AFTER_BELOW`) after the first coarse start's refinement
     paper_args = (tasks, resources, topo, fine, inc, seed, params, run)
-    below = _PAPER_AFTER.get()
-    below = PAPER_AFTER_BELOW if below is None else below
+    below = PAPER_AFTER_BELOW if _PAPER_AFTER.get() is None else _PAPER_AFTER.get()
     late_paper = tasks.n <= params["paper_start"] and inc.budget is not None and \
         inc.budget < below  # fmt: skip
     if tasks.n <= params["paper_start"] and not late_paper:
@@ -560,29 +557,32 @@ def _refined_start(topo: Topology, levels: list, start: tuple, top: int, n_tasks
     moves."""
     occ0, _, _, _, st, share, sub = start
     if top == len(levels) - 1:
-        m, history = st.m, [occ0]
-    else:
-        m = bisect_map(topo, levels[top], sub, share, full=n_tasks <= _FINE_WORK // 4)
-        history = []
-    for depth in range(top, -1, -1):
-        lv = levels[depth]
-        if depth < top:
-            m = m[lv.cmap]
-        state = RefineState(topo, lv, m)
-        before = state.maximum()
-        run["moves"] += cut_refine(state, sub, share)
-        cap = max_moves if max_moves is not None else max(200, 4 * lv.n)
-        run["moves"] += refine(state, cap)
-        if state.maximum() > before * (1 + 1e-12):
-            # the route-cost pass raised a load the bottleneck moves did not undo:
-            # bottleneck moves alone from the mapping the level started with
+        cands, history0 = [st.m], [occ0]
+    else:  # (untimed, both splits where a V-cycle won the first: splits.VCYCLE_BOTH)
+        cands, history0 = splits.both_ways(lambda: bisect_map(
+            topo, levels[top], sub, share, full=n_tasks <= _FINE_WORK // 4)), []  # fmt: skip
+    best = None
+    for m in cands:
+        history = list(history0)
+        for depth in range(top, -1, -1):
+            lv = levels[depth]
+            if depth < top:
+                m = m[lv.cmap]
             state = RefineState(topo, lv, m)
+            before = state.maximum()
+            run["moves"] += cut_refine(state, sub, share)
+            cap = max_moves if max_moves is not None else max(200, 4 * lv.n)
             run["moves"] += refine(state, cap)
-        m = state.m
-        history.append(state.maximum())
-        inc.offer(history[-1], m, depth, history, moves=run["moves"],
-                  initial_processors=int(sub.shape[0]), initial_level=top)  # fmt: skip
-    return (history[-1], m, history, sub.shape[0], top)
+            if state.maximum() > before * (1 + 1e-12):  # the route-cost pass raised a load
+                state = RefineState(topo, lv, m)  # (not undone): bottleneck moves alone from m
+                run["moves"] += refine(state, cap)
+            m = state.m
+            history.append(state.maximum())
+            inc.offer(history[-1], m, depth, history, moves=run["moves"],
+                      initial_processors=int(sub.shape[0]), initial_level=top)  # fmt: skip
+        if best is None or history[-1] < best[0] * (1 - 1e-12):
+            best = (history[-1], m, history, sub.shape[0], top)
+    return best
 
 
 def _early_answer(topo: Topology, fine: TaskLevel, quick: np.ndarray, quick_occ: float,
