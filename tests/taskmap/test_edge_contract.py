@@ -151,3 +151,68 @@ def test_the_default_alone_makes_the_paper_starts_late_at_tiny_budgets(monkeypat
     assert order.count("paper") == 1 and "refined" in order
     assert order[:2] == (["refined", "paper"] if method == "portfolio" else ["paper", "refined"])
     assert ml._PAPER_AFTER.get() is None  # the default's setting ends with its call
+
+
+def _geometric_500():
+    from bench.taskmap.vs_peers import KINDS, instances
+
+    return [b for _, name, b in instances(KINDS) if name.startswith("geometric 500")][0]()
+
+
+def test_both_ways_gives_the_flat_bisection_where_a_vcycle_won(monkeypatch):
+    """``splits.both_ways`` (h58edge): untimed, where a multilevel split won a first split,
+    the plain bisection and then the one with the flat splits alone (the same as with
+    ``VCYCLE_SPLITS`` 0); knob off or timed: the plain one alone."""
+    from coalloc.taskmap import splits
+    from coalloc.taskmap.bisection import bisect_map
+
+    tasks, res = _geometric_500()
+    topo, level = topology(res), TaskLevel.of(tasks)
+    share, sub = topo.cap / topo.cap.max(), np.arange(topo.P, dtype=np.int64)
+
+    def plain():
+        return bisect_map(topo, level, sub, share)
+
+    both = splits.both_ways(plain)
+    assert len(both) == 2
+    assert np.array_equal(both[0], plain())
+    monkeypatch.setattr(splits, "VCYCLE_SPLITS", 0)
+    flat = plain()
+    monkeypatch.undo()
+    assert np.array_equal(both[1], flat) and not np.array_equal(flat, both[0])
+    for m in both:
+        assert tm.verify_mapping(tasks, res, topo.order_nodes[m]).valid
+    monkeypatch.setattr(splits, "VCYCLE_BOTH", False)
+    assert len(splits.both_ways(plain)) == 1
+    monkeypatch.setattr(splits, "VCYCLE_BOTH", True)
+    monkeypatch.setattr(splits, "time_left", lambda: 10.0)  # timed: the plain one alone
+    assert len(splits.both_ways(plain)) == 1
+
+
+def test_the_untimed_run_keeps_the_better_of_both_splits(monkeypatch):
+    """A refined start from both bisections ends at the lower of the two ends: every
+    refined start of the untimed run with ``VCYCLE_BOTH`` ends at most where the same start
+    ends without it (the same starts, in the same order; verified answers)."""
+    from coalloc.taskmap import multilevel as ml
+    from coalloc.taskmap import splits
+
+    tasks, res = _geometric_500()
+    ends = []
+    real = ml._refined_start
+
+    def spy(*a, **k):
+        found = real(*a, **k)
+        ends.append(found[0])
+        return found
+
+    monkeypatch.setattr(ml, "_refined_start", spy)
+    both = tm.solve(tasks, res, seed=0, sum_refine=False)
+    ends_both = list(ends)
+    ends.clear()
+    monkeypatch.setattr(splits, "VCYCLE_BOTH", False)
+    alone = tm.solve(tasks, res, seed=0, sum_refine=False)
+    ends_alone = list(ends)
+    assert tm.verify_mapping(tasks, res, both.mapping).valid
+    assert len(ends_both) == len(ends_alone)
+    assert all(b <= a * (1 + 1e-12) for b, a in zip(ends_both, ends_alone))
+    assert tm.verify_mapping(tasks, res, alone.mapping).valid
