@@ -182,9 +182,10 @@ def test_both_ways_gives_the_flat_bisection_where_a_vcycle_won(monkeypatch):
     assert np.array_equal(both[1], flat) and not np.array_equal(flat, both[0])
     for m in both:
         assert tm.verify_mapping(tasks, res, topo.order_nodes[m]).valid
-    monkeypatch.setattr(splits, "VCYCLE_BOTH", False)
+    assert len(splits.both_ways(plain, 2)) == 1  # the second fine re-bisection of a run
+    monkeypatch.setattr(splits, "VCYCLE_BOTH", 0)
     assert len(splits.both_ways(plain)) == 1
-    monkeypatch.setattr(splits, "VCYCLE_BOTH", True)
+    monkeypatch.setattr(splits, "VCYCLE_BOTH", 1)
     monkeypatch.setattr(splits, "time_left", lambda: 10.0)  # timed: the plain one alone
     assert len(splits.both_ways(plain)) == 1
 
@@ -209,7 +210,7 @@ def test_the_untimed_run_keeps_the_better_of_both_splits(monkeypatch):
     both = tm.solve(tasks, res, seed=0, sum_refine=False)
     ends_both = list(ends)
     ends.clear()
-    monkeypatch.setattr(splits, "VCYCLE_BOTH", False)
+    monkeypatch.setattr(splits, "VCYCLE_BOTH", 0)
     alone = tm.solve(tasks, res, seed=0, sum_refine=False)
     ends_alone = list(ends)
     assert tm.verify_mapping(tasks, res, both.mapping).valid

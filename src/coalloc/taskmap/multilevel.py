@@ -559,8 +559,9 @@ def _refined_start(topo: Topology, levels: list, start: tuple, top: int, n_tasks
     if top == len(levels) - 1:
         cands, history0 = [st.m], [occ0]
     else:  # (untimed, both splits where a V-cycle won the first: splits.VCYCLE_BOTH)
+        run["both"] = run.get("both", 0) + 1  # (the first splits.VCYCLE_BOTH of the run)
         cands, history0 = splits.both_ways(lambda: bisect_map(
-            topo, levels[top], sub, share, full=n_tasks <= _FINE_WORK // 4)), []  # fmt: skip
+            topo, levels[top], sub, share, full=n_tasks <= _FINE_WORK // 4), run["both"]), []
     best = None
     for m in cands:
         history = list(history0)

@@ -98,20 +98,22 @@ _OFF: ContextVar[bool] = ContextVar("vcycle_off", default=False)
 _WON: ContextVar[Optional[list]] = ContextVar("vcycle_won", default=None)
 
 
-#: Untimed (h58edge): a bisection whose first split a multilevel split won is made again
-#: with the flat splits alone (:func:`both_ways`), and the multilevel mapper refines both
-#: through the levels and keeps the lower maximum occupancy (the cut is not the bottleneck:
-#: on geometric 1200 onto the Table 1 graph the V-cycle's smaller cut led the untimed run to
-#: 4.9859 where the flat split gives 4.9336, a 0.2 s call's answer, whose budget gates the
-#: V-cycle off). False: the split of the smaller cut alone, as before.
-VCYCLE_BOTH = True
+#: Untimed (h58edge): the first this many fine re-bisections of a run whose first split a
+#: multilevel split won are made again with the flat splits alone (:func:`both_ways`), and
+#: the multilevel mapper refines both through the levels and keeps the lower maximum
+#: occupancy (the cut is not the bottleneck: on geometric 1200 onto the Table 1 graph the
+#: V-cycle's smaller cut led the untimed run to 4.9859 where the flat split gives 4.9336, a
+#: 0.2 s call's answer, whose budget gates the V-cycle off). On the 30 of ``vs_peers`` the
+#: flat one won on the first (the best coarse start's) only; on all of them the CPU rose
+#: 1.17x. 0: the split of the smaller cut alone, as before.
+VCYCLE_BOTH = 1
 
 
-def both_ways(bisect: Callable[[], np.ndarray]) -> list:
-    """``[bisect()]``, and, untimed with :data:`VCYCLE_BOTH` where a multilevel split won
-    a first split in it, the mapping ``bisect()`` makes with the flat splits alone (when
-    it differs) after it."""
-    if not VCYCLE_BOTH or time_left() is not None:
+def both_ways(bisect: Callable[[], np.ndarray], rank: int = 1) -> list:
+    """``[bisect()]``, and, untimed for the ``rank``-th fine re-bisection of a run up to
+    :data:`VCYCLE_BOTH` where a multilevel split won a first split in it, the mapping
+    ``bisect()`` makes with the flat splits alone (when it differs) after it."""
+    if rank > VCYCLE_BOTH or time_left() is not None:
         return [bisect()]
     won: list = []
     token = _WON.set(won)
