@@ -87,6 +87,7 @@ from .bisection import bisect_map, note_pace
 from .bounds import lower_bound
 from .grownstarts import grown_fine_starts, grown_order
 from .hierarchy import Topology, hierarchy_order, topology
+from .layermoves import layered
 from .levels import TaskLevel, coarse_target, coarsen_level, hub_clustering
 from .model import ResourceGraph, TaskGraph, check_graphs
 from .occupancy import max_occupancy, occupancy_graph
@@ -147,7 +148,6 @@ HELD_FINISH_TASKS = 300
 PAPER_AFTER_BELOW = 0.0
 #: :data:`PAPER_AFTER_BELOW` in this context (None: it; ``portfolio.PAPER_AFTER_BELOW``)
 _PAPER_AFTER: ContextVar[Optional[float]] = ContextVar("paper_after_below", default=None)
-
 #: Bottleneck moves per slice of the finish at a deadline (:func:`_finish`; the clock between).
 _FINISH_SLICE = 8
 #: True (the default): a finish with a deadline makes one move first, its own probe of the
@@ -155,7 +155,6 @@ _FINISH_SLICE = 8
 #: was 5-8 x below a stopped run's on ba 3000 onto a tree of 256 (8 moves 0.07 s of wall
 #: under a load of 10: the 1 s call ended at 1.09 s; h57fast). Same moves, other slices.
 FINISH_PROBE = True
-
 #: Under a time limit, the quick start is refined first for at most this share of the
 #: budget (:func:`_early_answer`): the paper's starts (their clustering: 0.2 s on 100 tasks)
 #: come before the multilevel's, and a deadline among them returned the unrefined start.
@@ -405,6 +404,7 @@ def map_multilevel(
     except _AtBound:  # a mapping met the lower bound: it is optimal, stop here
         return _answer_at_bound(inc, topo, levels, params, run, t0)
     best = swapped(topo, fine, best, run)  # swaps at a bottleneck processor (h53tmap)
+    best = layered(topo, fine, best, resources.links, run, inc.early_by is None)  # (h58edge)
     if params["sum_refine"]:
         m_b, moves_b, value_b = _sum_refined(topo, fine, best[1])
         run["moves"] += moves_b
