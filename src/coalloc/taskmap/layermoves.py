@@ -66,7 +66,7 @@ def own_links(topo: Topology, ends: np.ndarray) -> np.ndarray:
     >>> from coalloc.taskmap.hierarchy import topology
     >>> res = hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=1)
     >>> own_links(topology(res), res.links).sum(axis=1).tolist()  # core link, node link
-    [1, 1]
+    [2, 2]
     """
     p = topo.P
     out = np.zeros((p, topo.E), dtype=bool)
@@ -180,16 +180,24 @@ def layer_refine(topo: Topology, ends: np.ndarray, state: RefineState,
 
 
 def layered(topo: Topology, fine: TaskLevel, best: tuple, ends: np.ndarray, run: dict,
-            untimed: bool = True) -> tuple:  # fmt: skip
-    """The multilevel mapper's ``best`` (``(occupancy, positions, history, ...)``) after
-    :func:`layer_refine` when :data:`LAYERS` is on, the run ``untimed`` and that lowered its
-    maximum; else ``best`` itself (``run["moves"]`` counts the layer moves kept)."""
+            untimed: bool = True, resum=None) -> tuple:  # fmt: skip
+    """The multilevel mapper's answer ``best`` (``(occupancy, positions, history, ...)``)
+    after :func:`layer_refine` when :data:`LAYERS` is on, the run ``untimed`` and that
+    lowered its maximum (then after ``resum(topo, fine, positions)`` too, the sum step:
+    ``(positions, moves, maximum)``, kept where its maximum is no higher); else ``best``
+    itself. ``run["moves"]`` counts the layer moves kept. Applied to the finished answer,
+    the maximum is never above the answer without it."""
     if not (LAYERS and untimed):
         return best
     state = RefineState(topo, fine, best[1])
     made = layer_refine(topo, ends, state)
     run["moves"] += made
-    value = state.maximum()
-    if made and value < best[0] * (1 - 1e-12):
-        return (value, state.m, [*best[2], value], *best[3:])
-    return best
+    value, m = state.maximum(), state.m
+    if not (made and value < best[0] * (1 - 1e-12)):
+        return best
+    if resum is not None:
+        m_s, moves_s, value_s = resum(topo, fine, m.copy())
+        run["moves"] += moves_s
+        if value_s <= value * (1 + 1e-12):
+            m, value = m_s, value_s
+    return (value, m, [*best[2], value], *best[3:])

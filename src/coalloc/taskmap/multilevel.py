@@ -126,14 +126,13 @@ GROWN_TIMED = "first"
 GROWN_UNTIMED = True
 #: Timed: a run that ends by itself returns the best answer offered to the time limit only
 #: (the early answer, a grown start) where that is lower than the run's own end
-#: (:func:`_held_better`; h54tmap follow-up: the contract keeps the best answer found).
-#: False: the run's own end, as before.
+#: (:func:`_held_better`; h54tmap follow-up: the contract keeps the best answer found). False:
+#: the run's own end, as before.
 KEEP_HELD = True
 #: Untimed too: the early answer's count of moves (:func:`_early_answer`, step 1; no clock)
 #: runs, and the run returns it where it is lower than the run's own end (h55tmap: the house
 #: contract keeps the best answer a solver found; table1 c=1 #0's untimed answer was 0.3857
-#: where the refined quick blocks of a timed call have 0.3322). False: untimed runs skip it,
-#: as before.
+#: where the refined quick blocks of a timed call have 0.3322). False: untimed runs skip it.
 HELD_UNTIMED = True
 #: Untimed, up to this many tasks the best of the count's starts is refined on to the end of
 #: its moves too (:func:`_finish`, no clock): table1 c=1 #0 0.3398 -> 0.3322, as the timed
@@ -404,7 +403,6 @@ def map_multilevel(
     except _AtBound:  # a mapping met the lower bound: it is optimal, stop here
         return _answer_at_bound(inc, topo, levels, params, run, t0)
     best = swapped(topo, fine, best, run)  # swaps at a bottleneck processor (h53tmap)
-    best = layered(topo, fine, best, resources.links, run, inc.early_by is None)  # (h58edge)
     if params["sum_refine"]:
         m_b, moves_b, value_b = _sum_refined(topo, fine, best[1])
         run["moves"] += moves_b
@@ -412,6 +410,8 @@ def map_multilevel(
             best = (value_b, m_b, [*best[2], value_b], *best[3:])
         else:
             best = (best[0], m_b, *best[2:])
+    best = layered(topo, fine, best, resources.links, run, inc.early_by is None,  # (h58edge)
+                   _sum_refined if params["sum_refine"] else None)  # fmt: skip
     t3 = time.perf_counter()
     mapping = topo.order_nodes[best[1]]
     timings = {"coarsen": run["t1"] - t0, "initial": t2 - run["t1"], "refine": t3 - t2,
