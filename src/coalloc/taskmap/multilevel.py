@@ -402,7 +402,7 @@ def map_multilevel(
         best, t2 = _search(tasks, resources, topo, levels, inc, seed, params, rng, run)
     except _AtBound:  # a mapping met the lower bound: it is optimal, stop here
         return _answer_at_bound(inc, topo, levels, params, run, t0)
-    best = swapped(topo, fine, best, run)  # swaps at a bottleneck processor (h53tmap)
+    best = pre = swapped(topo, fine, best, run)  # swaps at a bottleneck processor (h53tmap)
     if params["sum_refine"]:
         m_b, moves_b, value_b = _sum_refined(topo, fine, best[1])
         run["moves"] += moves_b
@@ -410,7 +410,7 @@ def map_multilevel(
             best = (value_b, m_b, [*best[2], value_b], *best[3:])
         else:
             best = (best[0], m_b, *best[2:])
-    best = layered(topo, fine, best, resources.links, run, inc.early_by is None,  # (h58edge)
+    best = layered(topo, fine, best, pre, resources.links, run, inc.early_by is None,
                    _sum_refined if params["sum_refine"] else None)  # fmt: skip
     t3 = time.perf_counter()
     mapping = topo.order_nodes[best[1]]
