@@ -151,7 +151,7 @@ def grow(
     sip, six, siw = prep["sub"]
     rows, seeds = prep["rows"], prep["seeds"]
     none = np.zeros(n_loc, dtype=bool)
-    best, best_cut = None, np.inf
+    best, best_cut, won = None, np.inf, ""
     tries = [("grow", s0) for s0 in seeds[:trials]]
     fits = spectral and n_loc >= 64 and siw.shape[0]
     if fits and ("order" in prep or _in_time(six.shape[0], prep)):
@@ -198,7 +198,9 @@ def grow(
             inside = _multilevel.grow_fm(sip, six, siw, wloc, target, -1, tol, 4, start)
         cut = float(siw[inside[rows] != inside[six]].sum())
         if cut < best_cut - 1e-12:
-            best, best_cut = inside, cut
+            best, best_cut, won = inside, cut, how
+    if vcycle and won == "vcycle" and splits._WON.get() is not None:  # (multilevel.VCYCLE_BOTH)
+        splits._WON.get().append(verts.shape[0])
     return best
 
 

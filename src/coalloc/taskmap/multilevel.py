@@ -72,6 +72,7 @@ and, under a time limit, the fine re-bisections without eigensolves in
 from __future__ import annotations
 
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Optional
 
@@ -81,11 +82,12 @@ from .._shared import interrupt
 from .._shared.constraints import checked
 from .._shared.params import offer_incumbent, time_left, time_up
 from .._shared.seeding import check_seed
-from . import starts, timedorder
+from . import splits, starts, timedorder
 from .bisection import bisect_map, note_pace
 from .bounds import lower_bound
 from .grownstarts import grown_fine_starts, grown_order
 from .hierarchy import Topology, hierarchy_order, topology
+from .layermoves import layered
 from .levels import TaskLevel, coarse_target, coarsen_level, hub_clustering
 from .model import ResourceGraph, TaskGraph, check_graphs
 from .occupancy import max_occupancy, occupancy_graph
@@ -124,14 +126,13 @@ GROWN_TIMED = "first"
 GROWN_UNTIMED = True
 #: Timed: a run that ends by itself returns the best answer offered to the time limit only
 #: (the early answer, a grown start) where that is lower than the run's own end
-#: (:func:`_held_better`; h54tmap follow-up: the contract keeps the best answer found).
-#: False: the run's own end, as before.
+#: (:func:`_held_better`; h54tmap follow-up: the contract keeps the best answer found). False:
+#: the run's own end, as before.
 KEEP_HELD = True
 #: Untimed too: the early answer's count of moves (:func:`_early_answer`, step 1; no clock)
 #: runs, and the run returns it where it is lower than the run's own end (h55tmap: the house
 #: contract keeps the best answer a solver found; table1 c=1 #0's untimed answer was 0.3857
-#: where the refined quick blocks of a timed call have 0.3322). False: untimed runs skip it,
-#: as before.
+#: where the refined quick blocks of a timed call have 0.3322). False: untimed runs skip it.
 HELD_UNTIMED = True
 #: Untimed, up to this many tasks the best of the count's starts is refined on to the end of
 #: its moves too (:func:`_finish`, no clock): table1 c=1 #0 0.3398 -> 0.3322, as the timed
@@ -144,7 +145,8 @@ HELD_FINISH_TASKS = 300
 #: answer 0.3146 at 0.05-0.15 s where that refinement has 0.3088 at 0.17-0.23 s). Off: h55tmap
 #: measured it against the contract audit's default-vs-single-method check (ISSUE40).
 PAPER_AFTER_BELOW = 0.0
-
+#: :data:`PAPER_AFTER_BELOW` in this context (None: it; ``portfolio.PAPER_AFTER_BELOW``)
+_PAPER_AFTER: ContextVar[Optional[float]] = ContextVar("paper_after_below", default=None)
 #: Bottleneck moves per slice of the finish at a deadline (:func:`_finish`; the clock between).
 _FINISH_SLICE = 8
 #: True (the default): a finish with a deadline makes one move first, its own probe of the
@@ -152,7 +154,6 @@ _FINISH_SLICE = 8
 #: was 5-8 x below a stopped run's on ba 3000 onto a tree of 256 (8 moves 0.07 s of wall
 #: under a load of 10: the 1 s call ended at 1.09 s; h57fast). Same moves, other slices.
 FINISH_PROBE = True
-
 #: Under a time limit, the quick start is refined first for at most this share of the
 #: budget (:func:`_early_answer`): the paper's starts (their clustering: 0.2 s on 100 tasks)
 #: come before the multilevel's, and a deadline among them returned the unrefined start.
@@ -401,7 +402,7 @@ def map_multilevel(
         best, t2 = _search(tasks, resources, topo, levels, inc, seed, params, rng, run)
     except _AtBound:  # a mapping met the lower bound: it is optimal, stop here
         return _answer_at_bound(inc, topo, levels, params, run, t0)
-    best = swapped(topo, fine, best, run)  # swaps at a bottleneck processor (h53tmap)
+    best = pre = swapped(topo, fine, best, run)  # swaps at a bottleneck processor (h53tmap)
     if params["sum_refine"]:
         m_b, moves_b, value_b = _sum_refined(topo, fine, best[1])
         run["moves"] += moves_b
@@ -409,6 +410,8 @@ def map_multilevel(
             best = (value_b, m_b, [*best[2], value_b], *best[3:])
         else:
             best = (best[0], m_b, *best[2:])
+    best = layered(topo, fine, best, pre, resources.links, run, inc.early_by is None,
+                   _sum_refined if params["sum_refine"] else None)  # fmt: skip
     t3 = time.perf_counter()
     mapping = topo.order_nodes[best[1]]
     timings = {"coarsen": run["t1"] - t0, "initial": t2 - run["t1"], "refine": t3 - t2,
@@ -469,8 +472,9 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     # against the others last (ties go to the multilevel's starts); under a tiny budget
     # (:data:`PAPER_AFTER_BELOW`) after the first coarse start's refinement
     paper_args = (tasks, resources, topo, fine, inc, seed, params, run)
+    below = PAPER_AFTER_BELOW if _PAPER_AFTER.get() is None else _PAPER_AFTER.get()
     late_paper = tasks.n <= params["paper_start"] and inc.budget is not None and \
-        inc.budget < PAPER_AFTER_BELOW  # fmt: skip
+        inc.budget < below  # fmt: skip
     if tasks.n <= params["paper_start"] and not late_paper:
         paper, first = _paper_step(*paper_args)
     t_c = time.perf_counter()
@@ -553,29 +557,33 @@ def _refined_start(topo: Topology, levels: list, start: tuple, top: int, n_tasks
     moves."""
     occ0, _, _, _, st, share, sub = start
     if top == len(levels) - 1:
-        m, history = st.m, [occ0]
-    else:
-        m = bisect_map(topo, levels[top], sub, share, full=n_tasks <= _FINE_WORK // 4)
-        history = []
-    for depth in range(top, -1, -1):
-        lv = levels[depth]
-        if depth < top:
-            m = m[lv.cmap]
-        state = RefineState(topo, lv, m)
-        before = state.maximum()
-        run["moves"] += cut_refine(state, sub, share)
-        cap = max_moves if max_moves is not None else max(200, 4 * lv.n)
-        run["moves"] += refine(state, cap)
-        if state.maximum() > before * (1 + 1e-12):
-            # the route-cost pass raised a load the bottleneck moves did not undo:
-            # bottleneck moves alone from the mapping the level started with
+        cands, history0 = [st.m], [occ0]
+    else:  # (untimed, both splits where a V-cycle won the first: splits.VCYCLE_BOTH)
+        run["both"] = run.get("both", 0) + 1  # (the first splits.VCYCLE_BOTH of the run)
+        cands, history0 = splits.both_ways(lambda: bisect_map(
+            topo, levels[top], sub, share, full=n_tasks <= _FINE_WORK // 4), run["both"]), []
+    best = None
+    for m in cands:
+        history = list(history0)
+        for depth in range(top, -1, -1):
+            lv = levels[depth]
+            if depth < top:
+                m = m[lv.cmap]
             state = RefineState(topo, lv, m)
+            before = state.maximum()
+            run["moves"] += cut_refine(state, sub, share)
+            cap = max_moves if max_moves is not None else max(200, 4 * lv.n)
             run["moves"] += refine(state, cap)
-        m = state.m
-        history.append(state.maximum())
-        inc.offer(history[-1], m, depth, history, moves=run["moves"],
-                  initial_processors=int(sub.shape[0]), initial_level=top)  # fmt: skip
-    return (history[-1], m, history, sub.shape[0], top)
+            if state.maximum() > before * (1 + 1e-12):  # the route-cost pass raised a load
+                state = RefineState(topo, lv, m)  # (not undone): bottleneck moves alone from m
+                run["moves"] += refine(state, cap)
+            m = state.m
+            history.append(state.maximum())
+            inc.offer(history[-1], m, depth, history, moves=run["moves"],
+                      initial_processors=int(sub.shape[0]), initial_level=top)  # fmt: skip
+        if best is None or history[-1] < best[0] * (1 - 1e-12):
+            best = (history[-1], m, history, sub.shape[0], top)
+    return best
 
 
 def _early_answer(topo: Topology, fine: TaskLevel, quick: np.ndarray, quick_occ: float,

@@ -8,12 +8,14 @@ strictly smaller. Moved out of :mod:`~coalloc.taskmap.bisection` (the house's 80
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Callable, Optional
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._shared import interrupt
+from .._shared.params import time_left
 from . import _multilevel
 from .levels import TaskLevel, coarsen_level
 
@@ -88,9 +90,50 @@ def _vcycle_measured(prep: dict, seconds: float, timed: bool) -> None:
         scope.vcycle_rate = max(getattr(scope, "vcycle_rate", 0.0), rate)
 
 
+#: The multilevel splits' state in the current context (h58edge): ``_OFF`` True makes
+#: :func:`_vcycle_here` False (the flat splits alone); ``_WON`` a list (None: not kept) that
+#: :func:`~coalloc.taskmap.bisection.grow` appends to where a multilevel split won
+#: (``multilevel.VCYCLE_BOTH``).
+_OFF: ContextVar[bool] = ContextVar("vcycle_off", default=False)
+_WON: ContextVar[Optional[list]] = ContextVar("vcycle_won", default=None)
+
+
+#: Untimed (h58edge): the first this many fine re-bisections of a run whose first split a
+#: multilevel split won are made again with the flat splits alone (:func:`both_ways`), and
+#: the multilevel mapper refines both through the levels and keeps the lower maximum
+#: occupancy (the cut is not the bottleneck: on geometric 1200 onto the Table 1 graph the
+#: V-cycle's smaller cut led the untimed run to 4.9859 where the flat split gives 4.9336, a
+#: 0.2 s call's answer, whose budget gates the V-cycle off). On the 30 of ``vs_peers`` the
+#: flat one won on the first (the best coarse start's) only; on all of them the CPU rose
+#: 1.17x. 0: the split of the smaller cut alone, as before.
+VCYCLE_BOTH = 1
+
+
+def both_ways(bisect: Callable[[], np.ndarray], rank: int = 1) -> list:
+    """``[bisect()]``, and, untimed for the ``rank``-th fine re-bisection of a run up to
+    :data:`VCYCLE_BOTH` where a multilevel split won a first split in it, the mapping
+    ``bisect()`` makes with the flat splits alone (when it differs) after it."""
+    if rank > VCYCLE_BOTH or time_left() is not None:
+        return [bisect()]
+    won: list = []
+    token = _WON.set(won)
+    try:
+        m = bisect()
+    finally:
+        _WON.reset(token)
+    if not won:
+        return [m]
+    token = _OFF.set(True)
+    try:
+        flat = bisect()
+    finally:
+        _OFF.reset(token)
+    return [m] if np.array_equal(flat, m) else [m, flat]
+
+
 def _vcycle_here(level: TaskLevel, verts: np.ndarray) -> bool:
     """Whether a slow split of ``verts`` tries :func:`_vcycle` (:data:`VCYCLE_SPLITS`)."""
-    if VCYCLE_SPLITS <= 0 or verts.shape[0] <= 2 * VCYCLE_COARSE:
+    if VCYCLE_SPLITS <= 0 or verts.shape[0] <= 2 * VCYCLE_COARSE or _OFF.get():
         return False
     return VCYCLE_SPLITS >= 2 or verts.shape[0] == level.n
 

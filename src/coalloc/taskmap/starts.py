@@ -18,7 +18,7 @@ from typing import Optional
 import numpy as np
 
 from .._shared import interrupt
-from .._shared.params import time_left
+from .._shared.params import stop_now, time_left
 from .bisection import bisect_map
 from .hierarchy import Topology
 from .levels import TaskLevel
@@ -191,6 +191,15 @@ def _processor_sets(topo: Topology, subsets: bool) -> list:
 STARTS_FIT = True
 
 
+#: True (the default): where no coarse start fits (:data:`STARTS_FIT`), the run stops at
+#: once (:func:`~coalloc._shared.params.stop_now`) rather than wait for its deadline: nothing
+#: else of the run begins after the coarse starts without one, and the stop's build
+#: finishes the early answer by bottleneck moves until the deadline's allowance
+#: (``multilevel._finish``), the caller's steps after the method (the bound's tests, the sum
+#: step in the spare time) get the rest (h58edge). False: :func:`_wait_out`, as before.
+STOP_UNFIT = True
+
+
 def _wait_out(left: float) -> None:
     """Wait for the deadline in force (its scope's poll raises), at most ``left`` + 0.02 s."""
     end = time.perf_counter() + left + 0.02
@@ -228,6 +237,8 @@ def _coarse_starts(topo: Topology, coarse: TaskLevel, coarsest: int, sets: list,
         if left is not None and pred is not None and pred > left:  # not to end in time (h57fast)
             if starts:
                 break
+            if STOP_UNFIT:  # no start: the run stops now with its early answer (h58edge)
+                stop_now()  # (its finish has the time left; nothing without a time limit)
             _wait_out(left)  # no start: the run stops at its deadline with its early answer
         t = time.perf_counter()
         starts.append(_one_start(topo, coarse, coarsest, sub, share, alpha, i, inc))
