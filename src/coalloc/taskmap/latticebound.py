@@ -58,7 +58,8 @@ __all__ = ["lattice_bound", "find_lattice"]
 #: The lattice bound is part of the default bound (measured: bench/taskmap/ISSUE40.md,
 #: h58bound); False drops it (old/new alternated by flipping this).
 LATTICE = True
-_LAMBDAS = np.concatenate(([0.0], np.geomspace(1e-3, 1e3, 61)))  # the fixed grid of lambda
+_LAMBDAS = np.concatenate(([0.0], np.geomspace(1e-4, 1e4, 81)))  # the first grid of lambda
+_FINE = 41  # the second grid, between the first's best point's neighbours
 _MAX_N = 1 << 20  # no search above this many tasks (a count)
 _SLACK = 1e-9
 
@@ -118,9 +119,18 @@ def find_lattice(tasks: TaskGraph) -> Optional[_Lattice]:
         order = np.argsort(keys, kind="stable")
         keys, vols = keys[order], iw[order]
         n_pairs = int(np.count_nonzero(iw > 0)) // 2
+        # the last axis's pairs (i, i + 1) first: one look-up for every shape
+        q = np.arange(n - 1, dtype=np.int64) * (n + 1) + 1
+        pos = np.minimum(np.searchsorted(keys, q), max(len(keys) - 1, 0))
+        nxt = np.zeros(n, dtype=bool)
+        if len(keys):
+            nxt[:-1] = (keys[pos] == q) & (vols[pos] > 0)
         for shape in _shapes(n):
             need = sum((k - 1) * (n // k) for k in shape)
             if need > n_pairs or (found is not None and len(shape) <= found.d):
+                continue
+            k = shape[-1]
+            if not nxt[np.arange(n) % k != k - 1].all():
                 continue
             v = _axis_volume(shape, keys, vols, n)
             if v > 0:
@@ -190,18 +200,36 @@ def _feasible(lat: _Lattice, groups: list, prefix: np.ndarray, L: float) -> bool
         need = n - _most(prefix, L * rest)
         if need <= 0:
             continue
-        total = _LAMBDAS * lat.O
-        for C, b in zip(caps.tolist(), bws.tolist()):
-            top = min(_most(prefix, L * C), n)
-            omin = np.maximum(0.0, p[: top + 1] - L * b / lat.v * (1 + _SLACK))
+        tops = np.minimum(np.searchsorted(prefix, L * caps * (1 + _SLACK) + _SLACK,
+                                          side="right") - 1, n)  # fmt: skip
+        room = L * bws / lat.v * (1 + _SLACK)
+        free = p[tops] <= room  # these hold their most with no contact: a - lambda 0
+        if tops.sum() < need:
+            return False  # (compute alone; every lambda's value is at most sum tops)
+        if free.all():
+            continue
+        base = float(tops[free].sum())
+        sides = []
+        for top, r in zip(tops[~free].tolist(), room[~free].tolist()):
+            omin = np.maximum(0.0, p[: top + 1] - r)
             ok = omin <= lat.K[: top + 1] + 1e-9
-            a = a_all[: top + 1][ok]
-            om = omin[ok]
-            # max over a of (a - lambda o_min(a)), every lambda of the grid at once
-            total += (a[None, :] - _LAMBDAS[:, None] * om[None, :]).max(axis=1)
-        if total.min() < need - 1e-9:
+            sides.append((a_all[: top + 1][ok], omin[ok]))
+        best = _dual(sides, lat.O, _LAMBDAS)
+        i = int(np.argmin(best))
+        lo = _LAMBDAS[max(i - 1, 0)]
+        hi = _LAMBDAS[min(i + 1, len(_LAMBDAS) - 1)]
+        fine = np.linspace(lo, hi, _FINE)  # a second grid between the best one's neighbours
+        if base + min(float(best.min()), float(_dual(sides, lat.O, fine).min())) < need - 1e-9:
             return False
     return True
+
+
+def _dual(sides: list, O: float, lambdas: np.ndarray) -> np.ndarray:
+    """``lambda O + sum_j max_a (a - lambda o_min(a))`` for every ``lambda`` given."""
+    total = lambdas * O
+    for a, om in sides:
+        total = total + (a[None, :] - lambdas[:, None] * om[None, :]).max(axis=1)
+    return total
 
 
 def lattice_bound(tasks: TaskGraph, resources: ResourceGraph, start: float) -> float:
