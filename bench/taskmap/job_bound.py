@@ -1,4 +1,5 @@
-"""The default lower bound before and after the job bound (issue 40 item 2, h48bound).
+"""The default lower bound before and after the job bound (issue 40 item 2, h48bound); the
+lattice bound alone beside it (h58bound).
 
 On the 30 instances of :mod:`bench.taskmap.vs_peers`: the multilevel mapper's answer
 (recomputed by ``verify_mapping``) and its CPU time; the bound before (the largest of the
@@ -21,6 +22,7 @@ from bench.taskmap.vs_peers import KINDS, instances
 from coalloc.taskmap import verify_mapping
 from coalloc.taskmap.bounds import _basic, _stars, lower_bound
 from coalloc.taskmap.jobbound import _jobs_bound
+from coalloc.taskmap.latticebound import lattice_bound
 from coalloc.taskmap.multilevel import map_multilevel
 
 
@@ -39,6 +41,10 @@ def _job_part(tasks, res) -> float:
     return _jobs_bound(tasks, res, _basic(tasks, res))
 
 
+def _lattice_part(tasks, res) -> float:
+    return lattice_bound(tasks, res, _basic(tasks, res))
+
+
 def run(kinds, quick) -> list:
     rows = []
     for kind, name, build in bar(instances(kinds, quick), desc="instances", unit="inst"):
@@ -47,10 +53,12 @@ def run(kinds, quick) -> list:
         ours = float(verify_mapping(tasks, res, result.mapping).max_occupancy)
         before, before_cpu = _cpu(_before, *build())  # graphs built apart: nothing cached
         jobs, jobs_cpu = _cpu(_job_part, *build())
+        lattice, lattice_cpu = _cpu(_lattice_part, *build())
         after, after_cpu = _cpu(lower_bound, *build())
         rows.append(dict(kind=kind, name=name, ours=ours, before=before, jobs=jobs, after=after,
                          map_cpu=map_cpu, before_cpu=before_cpu, jobs_cpu=jobs_cpu,
-                         after_cpu=after_cpu))  # fmt: skip
+                         after_cpu=after_cpu, lattice=lattice,
+                         lattice_cpu=lattice_cpu))  # fmt: skip
     return rows
 
 
@@ -80,14 +88,15 @@ def main(argv=None) -> None:
     add_quiet(ap)
     args = ap.parse_args(argv)
     rows = run(args.kinds, args.quick)
-    say("| instance | coalloc | bound before | job bound | bound after | gap before -> after "
-        "| CPU s: before, job, after bound, mapper |")  # fmt: skip
-    say("|---|---:|---:|---:|---:|---:|---:|")
+    say("| instance | coalloc | bound before | job bound | lattice bound | bound after "
+        "| gap before -> after | CPU s: before, job, lattice, after bound, mapper |")  # fmt: skip
+    say("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         say(f"| {r['name']} | {r['ours']:.4g} | {r['before']:.4g} | {r['jobs']:.4g} "
-            f"| {r['after']:.4g} | {100 * _gap(r['ours'], r['before']):.1f} % -> "
-            f"{100 * _gap(r['ours'], r['after']):.1f} % | {r['before_cpu']:.3f}, "
-            f"{r['jobs_cpu']:.4f}, {r['after_cpu']:.3f}, {r['map_cpu']:.3f} |")  # fmt: skip
+            f"| {r['lattice']:.4g} | {r['after']:.4g} | {100 * _gap(r['ours'], r['before']):.1f} "
+            f"% -> {100 * _gap(r['ours'], r['after']):.1f} % | {r['before_cpu']:.3f}, "
+            f"{r['jobs_cpu']:.4f}, {r['lattice_cpu']:.4f}, {r['after_cpu']:.3f}, "
+            f"{r['map_cpu']:.3f} |")  # fmt: skip
     say("")
     say("| instances | gap before: median, max (<= 10 %) | gap after: median, max (<= 10 %) "
         "| bound CPU s before / after, median (max after) | job bound CPU s median (max) "
