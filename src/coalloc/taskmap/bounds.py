@@ -198,15 +198,16 @@ def lower_bound(
     (1.0, 2.0)
 
     An 8 x 8 stencil on two nodes of four cores behind uplinks of bandwidth 1: the stars
-    bound is the spread; the cut bound sees that a node's share of the grid has a cut
-    too large for its uplink (the multilevel mapper finds 5.54):
+    bound alone is the spread (3.26); the default's lattice bound and the cut bound see that
+    a node's share of the grid has a cut too large for its uplink (the multilevel mapper
+    finds 5.54):
 
     >>> from coalloc.taskmap import generators as gen
     >>> tasks = gen.stencil_task_graph((8, 8), seed=1)
     >>> res = gen.hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=4,
     ...                                speed=(1.0, 3.0), node_bandwidth=1.0, seed=4)
     >>> round(lower_bound(tasks, res), 2), round(lower_bound(tasks, res, strength="cuts"), 2)
-    (3.26, 4.33)
+    (4.32, 4.33)
     """
     if not isinstance(tasks, TaskGraph) or not isinstance(resources, ResourceGraph):
         raise TypeError("lower_bound needs a TaskGraph and a ResourceGraph")

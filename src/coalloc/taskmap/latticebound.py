@@ -246,6 +246,19 @@ def lattice_bound(tasks: TaskGraph, resources: ResourceGraph, start: float) -> f
     float
         ``start`` when no lattice is found or the argument adds nothing; else the largest
         occupancy found to fail the test.
+
+    Examples
+    --------
+    An 8 x 8 stencil on four nodes of two cores behind uplinks of 1: the spread is 4; four
+    4 x 4 quadrants (a cut of 8 each) reach 8.
+
+    >>> from coalloc.taskmap import generators as gen
+    >>> from coalloc.taskmap.latticebound import lattice_bound
+    >>> tasks = gen.stencil_task_graph((8, 8))
+    >>> res = gen.hierarchical_cluster(n_racks=1, nodes_per_rack=4, cores_per_node=2,
+    ...                                speed=2.0, node_bandwidth=1.0)
+    >>> round(lattice_bound(tasks, res, 4.0), 2)
+    6.82
     """
     if not LATTICE or start <= 0 or resources.n_links == 0:
         return start
