@@ -37,6 +37,7 @@ from .._shared.constraints import checked
 from .._shared.milp.highs import HIGHS_STOP_MARGIN, _highs_in_process
 from .._shared.params import offer_incumbent, with_time_limit
 from .._shared.result import settle
+from . import gridstarts
 from .exact import _model_size, _solve_exact, solve_exact_mapping
 from .model import ResourceGraph, TaskGraph
 from .multilevel import map_multilevel
@@ -264,13 +265,16 @@ def map_portfolio(
     cells = int(exact_cells)
     timed = with_time_limit(map_multilevel, _stopped)
     reserve = 0.0 if limit is None or not params.get("sum_refine", True) else SUM_RESERVE * limit
-    ml_limit = None if limit is None else limit - reserve
+    # a box stencil's block layout sized by the machine (h58bound): first, off the budget
+    grid_m = gridstarts.grid_candidate(tasks, resources, limit)
+    ml_limit = None if limit is None else limit - reserve - (time.perf_counter() - t0)
     result = timed(tasks, resources, seed=seed, time_limit=ml_limit, **params)
     if reserve > 0 and result.status == "time_limit" and result.mapping is not None:
         _sum_in_reserve(tasks, resources, result, t0 + limit)
+    result, grid = gridstarts.offer_grid(tasks, resources, result, grid_m)  # if better
     t1 = time.perf_counter()
     timings = {"multilevel": t1 - t0}
-    winner, why = "multilevel", ""
+    winner, why = "grid layout" if grid else "multilevel", ""
     work = _exact_work(tasks, resources, cells)
     at_bound = bool(result.iterations.get("stopped_at_bound"))
     if result.status != "time_limit" and work is not None and not at_bound:
