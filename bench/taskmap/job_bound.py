@@ -6,9 +6,11 @@ On the 30 instances of :mod:`bench.taskmap.vs_peers`: the multilevel mapper's an
 basic bound and the star-and-routes bound: the default until h48bound), the job bound alone
 and the default bound now (``lower_bound(tasks, res)``), each on graphs built apart (the
 bound is cached beside the task graph) with its CPU time; the gap ``(ours - bound) / ours``
-of each. Exits non-zero if a bound exceeds the mapper's verified answer.
+of each. Exits non-zero if a bound exceeds the mapper's verified answer. ``--default``: the
+answer is the default's (``taskmap.solve(tasks, res)``, untimed: the portfolio, with the grid
+layout of h58bound's follow-up) instead of the multilevel mapper's.
 
-    PYTHONPATH=src:. nice python -m bench.taskmap.job_bound [--kinds pipeline] [--quick]
+    PYTHONPATH=src:. nice python -m bench.taskmap.job_bound [--kinds pipeline] [--quick] [--default]
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import time
 
 from bench.shared._progress import add_quiet, bar, say
 from bench.taskmap.vs_peers import KINDS, instances
-from coalloc.taskmap import verify_mapping
+from coalloc.taskmap import solve, verify_mapping
 from coalloc.taskmap.bounds import _basic, _stars, lower_bound
 from coalloc.taskmap.jobbound import _jobs_bound
 from coalloc.taskmap.latticebound import lattice_bound
@@ -45,11 +47,11 @@ def _lattice_part(tasks, res) -> float:
     return lattice_bound(tasks, res, _basic(tasks, res))
 
 
-def run(kinds, quick) -> list:
+def run(kinds, quick, default: bool = False) -> list:
     rows = []
     for kind, name, build in bar(instances(kinds, quick), desc="instances", unit="inst"):
         tasks, res = build()
-        result, map_cpu = _cpu(map_multilevel, tasks, res)
+        result, map_cpu = _cpu(solve if default else map_multilevel, tasks, res)
         ours = float(verify_mapping(tasks, res, result.mapping).max_occupancy)
         before, before_cpu = _cpu(_before, *build())  # graphs built apart: nothing cached
         jobs, jobs_cpu = _cpu(_job_part, *build())
@@ -85,9 +87,10 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     ap.add_argument("--quick", action="store_true", help="2 instances per kind")
+    ap.add_argument("--default", action="store_true", help="the default's answer (solve)")
     add_quiet(ap)
     args = ap.parse_args(argv)
-    rows = run(args.kinds, args.quick)
+    rows = run(args.kinds, args.quick, args.default)
     say("| instance | coalloc | bound before | job bound | lattice bound | bound after "
         "| gap before -> after | CPU s: before, job, lattice, after bound, mapper |")  # fmt: skip
     say("|---|---:|---:|---:|---:|---:|---:|---:|")
