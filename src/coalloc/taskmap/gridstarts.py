@@ -226,7 +226,7 @@ def grid_layout(tasks: TaskGraph, resources: ResourceGraph, refine_moves: bool =
     ...                                       speed=(1.0, 3.0), seed=1)
     >>> m = grid_layout(tasks, res)
     >>> report = tm.verify_mapping(tasks, res, m)
-    >>> bool(report.valid), round(report.max_occupancy, 4)
+    >>> bool(report.valid), round(float(report.max_occupancy), 4)
     (True, 3.7919)
     """
     if tasks.n > _MAX_N:
