@@ -28,6 +28,8 @@ from typing import Optional
 
 import numpy as np
 
+from .._shared import interrupt
+from .._shared.params import _TimeLimitReached
 from .latticebound import find_lattice
 from .model import ResourceGraph, TaskGraph
 
@@ -336,7 +338,10 @@ def grid_candidate(tasks: TaskGraph, resources: ResourceGraph,
         need = GRID_FIXED + GRID_SECONDS * (tasks.n + tasks.n_edges) * _n_layouts(tree)
         if need > GRID_SHARE * budget:
             return None
-    return grid_layout(tasks, resources)
+    try:  # an enclosing deadline's stop (in the routes' build): no candidate
+        return grid_layout(tasks, resources)
+    except (interrupt.DeadlinePassed, _TimeLimitReached):
+        return None
 
 
 def offer_grid(tasks: TaskGraph, resources: ResourceGraph, result,

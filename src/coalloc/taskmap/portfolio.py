@@ -265,9 +265,11 @@ def map_portfolio(
     cells = int(exact_cells)
     timed = with_time_limit(map_multilevel, _stopped)
     reserve = 0.0 if limit is None or not params.get("sum_refine", True) else SUM_RESERVE * limit
+    ml_limit = None if limit is None else limit - reserve
     # a box stencil's block layout sized by the machine (h58bound): first, off the budget
     grid_m = gridstarts.grid_candidate(tasks, resources, limit)
-    ml_limit = None if limit is None else limit - reserve - (time.perf_counter() - t0)
+    if grid_m is not None and ml_limit is not None:
+        ml_limit = max(ml_limit - (time.perf_counter() - t0), 1e-3)
     result = timed(tasks, resources, seed=seed, time_limit=ml_limit, **params)
     if reserve > 0 and result.status == "time_limit" and result.mapping is not None:
         _sum_in_reserve(tasks, resources, result, t0 + limit)
