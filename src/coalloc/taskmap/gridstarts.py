@@ -47,9 +47,9 @@ _MOVES = 4
 #: (load 12, bench/taskmap/ISSUE40.md, h58bound follow-up).
 GRID_SECONDS = 2e-7
 GRID_FIXED = 0.02
-#: Under a time limit the layout runs (before the multilevel mapper, its time off the
-#: mapper's budget) only when predicted within this share of the budget.
-GRID_SHARE = 0.3
+#: Under a time limit the layout runs (after the multilevel mapper, in the time left) only
+#: when predicted within this share of the time left (a margin of 2 on the prediction).
+GRID_SHARE = 0.5
 #: The layout only where the lattice's axis pairs carry at least this share of the streams'
 #: volume (the benchmark's stencils 1.0; the pipelines' spurious lattices in their jobs'
 #: cliques 0.30-0.38: there the layout cost 0.08 s of CPU for nothing).
@@ -323,7 +323,7 @@ def grid_candidate(tasks: TaskGraph, resources: ResourceGraph,
     tasks : TaskGraph
     resources : ResourceGraph
     budget : float, optional
-        The caller's time limit (None: untimed).
+        The seconds left to the caller's deadline (None: untimed).
 
     Returns
     -------

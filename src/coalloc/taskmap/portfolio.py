@@ -266,14 +266,13 @@ def map_portfolio(
     timed = with_time_limit(map_multilevel, _stopped)
     reserve = 0.0 if limit is None or not params.get("sum_refine", True) else SUM_RESERVE * limit
     ml_limit = None if limit is None else limit - reserve
-    # a box stencil's block layout sized by the machine (h58bound): first, off the budget
-    grid_m = gridstarts.grid_candidate(tasks, resources, limit)
-    if grid_m is not None and ml_limit is not None:
-        ml_limit = max(ml_limit - (time.perf_counter() - t0), 1e-3)
     result = timed(tasks, resources, seed=seed, time_limit=ml_limit, **params)
     if reserve > 0 and result.status == "time_limit" and result.mapping is not None:
         _sum_in_reserve(tasks, resources, result, t0 + limit)
-    result, grid = gridstarts.offer_grid(tasks, resources, result, grid_m)  # if better
+    # a box stencil's block layout sized by the machine (h58bound): in the time left, if better
+    left = None if limit is None else t0 + limit - time.perf_counter()
+    grid_m = gridstarts.grid_candidate(tasks, resources, left)
+    result, grid = gridstarts.offer_grid(tasks, resources, result, grid_m)
     t1 = time.perf_counter()
     timings = {"multilevel": t1 - t0}
     winner, why = "grid layout" if grid else "multilevel", ""
