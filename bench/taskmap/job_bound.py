@@ -1,13 +1,16 @@
-"""The default lower bound before and after the job bound (issue 40 item 2, h48bound).
+"""The default lower bound before and after the job bound (issue 40 item 2, h48bound); the
+lattice bound alone beside it (h58bound).
 
 On the 30 instances of :mod:`bench.taskmap.vs_peers`: the multilevel mapper's answer
 (recomputed by ``verify_mapping``) and its CPU time; the bound before (the largest of the
 basic bound and the star-and-routes bound: the default until h48bound), the job bound alone
 and the default bound now (``lower_bound(tasks, res)``), each on graphs built apart (the
 bound is cached beside the task graph) with its CPU time; the gap ``(ours - bound) / ours``
-of each. Exits non-zero if a bound exceeds the mapper's verified answer.
+of each. Exits non-zero if a bound exceeds the mapper's verified answer. ``--default``: the
+answer is the default's (``taskmap.solve(tasks, res)``, untimed: the portfolio, with the grid
+layout of h58bound's follow-up) instead of the multilevel mapper's.
 
-    PYTHONPATH=src:. nice python -m bench.taskmap.job_bound [--kinds pipeline] [--quick]
+    PYTHONPATH=src:. nice python -m bench.taskmap.job_bound [--kinds pipeline] [--quick] [--default]
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ import time
 
 from bench.shared._progress import add_quiet, bar, say
 from bench.taskmap.vs_peers import KINDS, instances
-from coalloc.taskmap import verify_mapping
+from coalloc.taskmap import solve, verify_mapping
 from coalloc.taskmap.bounds import _basic, _stars, lower_bound
 from coalloc.taskmap.jobbound import _jobs_bound
+from coalloc.taskmap.latticebound import lattice_bound
 from coalloc.taskmap.multilevel import map_multilevel
 
 
@@ -39,18 +43,24 @@ def _job_part(tasks, res) -> float:
     return _jobs_bound(tasks, res, _basic(tasks, res))
 
 
-def run(kinds, quick) -> list:
+def _lattice_part(tasks, res) -> float:
+    return lattice_bound(tasks, res, _basic(tasks, res))
+
+
+def run(kinds, quick, default: bool = False) -> list:
     rows = []
     for kind, name, build in bar(instances(kinds, quick), desc="instances", unit="inst"):
         tasks, res = build()
-        result, map_cpu = _cpu(map_multilevel, tasks, res)
+        result, map_cpu = _cpu(solve if default else map_multilevel, tasks, res)
         ours = float(verify_mapping(tasks, res, result.mapping).max_occupancy)
         before, before_cpu = _cpu(_before, *build())  # graphs built apart: nothing cached
         jobs, jobs_cpu = _cpu(_job_part, *build())
+        lattice, lattice_cpu = _cpu(_lattice_part, *build())
         after, after_cpu = _cpu(lower_bound, *build())
         rows.append(dict(kind=kind, name=name, ours=ours, before=before, jobs=jobs, after=after,
                          map_cpu=map_cpu, before_cpu=before_cpu, jobs_cpu=jobs_cpu,
-                         after_cpu=after_cpu))  # fmt: skip
+                         after_cpu=after_cpu, lattice=lattice,
+                         lattice_cpu=lattice_cpu))  # fmt: skip
     return rows
 
 
@@ -77,17 +87,19 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     ap.add_argument("--quick", action="store_true", help="2 instances per kind")
+    ap.add_argument("--default", action="store_true", help="the default's answer (solve)")
     add_quiet(ap)
     args = ap.parse_args(argv)
-    rows = run(args.kinds, args.quick)
-    say("| instance | coalloc | bound before | job bound | bound after | gap before -> after "
-        "| CPU s: before, job, after bound, mapper |")  # fmt: skip
-    say("|---|---:|---:|---:|---:|---:|---:|")
+    rows = run(args.kinds, args.quick, args.default)
+    say("| instance | coalloc | bound before | job bound | lattice bound | bound after "
+        "| gap before -> after | CPU s: before, job, lattice, after bound, mapper |")  # fmt: skip
+    say("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         say(f"| {r['name']} | {r['ours']:.4g} | {r['before']:.4g} | {r['jobs']:.4g} "
-            f"| {r['after']:.4g} | {100 * _gap(r['ours'], r['before']):.1f} % -> "
-            f"{100 * _gap(r['ours'], r['after']):.1f} % | {r['before_cpu']:.3f}, "
-            f"{r['jobs_cpu']:.4f}, {r['after_cpu']:.3f}, {r['map_cpu']:.3f} |")  # fmt: skip
+            f"| {r['lattice']:.4g} | {r['after']:.4g} | {100 * _gap(r['ours'], r['before']):.1f} "
+            f"% -> {100 * _gap(r['ours'], r['after']):.1f} % | {r['before_cpu']:.3f}, "
+            f"{r['jobs_cpu']:.4f}, {r['lattice_cpu']:.4f}, {r['after_cpu']:.3f}, "
+            f"{r['map_cpu']:.3f} |")  # fmt: skip
     say("")
     say("| instances | gap before: median, max (<= 10 %) | gap after: median, max (<= 10 %) "
         "| bound CPU s before / after, median (max after) | job bound CPU s median (max) "

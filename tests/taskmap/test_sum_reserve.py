@@ -67,6 +67,8 @@ def _stopped_stand_in(monkeypatch) -> list:
         return timed
 
     monkeypatch.setattr(pf, "with_time_limit", with_limit)
+    # the stand-in's stopped answer and limit as they are: no grid layout (h58bound)
+    monkeypatch.setattr(pf.gridstarts, "GRID_STARTS", False)
     return limits
 
 

@@ -97,6 +97,7 @@ def test_solve_spends_its_spare_time_on_a_stopped_default(monkeypatch):
         return timed
 
     monkeypatch.setattr(pf, "with_time_limit", with_limit)
+    monkeypatch.setattr(pf.gridstarts, "GRID_STARTS", False)  # the stopped answer (h58bound)
     tasks, res = _instance()
     m0 = _blocks(tasks, res)
     cap = float(tm.verify_mapping(tasks, res, m0).max_occupancy)

@@ -37,6 +37,7 @@ from .._shared.constraints import checked
 from .._shared.milp.highs import HIGHS_STOP_MARGIN, _highs_in_process
 from .._shared.params import offer_incumbent, with_time_limit
 from .._shared.result import settle
+from . import gridstarts
 from .exact import _model_size, _solve_exact, solve_exact_mapping
 from .model import ResourceGraph, TaskGraph
 from .multilevel import _PAPER_AFTER, map_multilevel
@@ -285,9 +286,13 @@ def map_portfolio(
         _PAPER_AFTER.reset(token)
     if reserve > 0 and result.status == "time_limit" and result.mapping is not None:
         _sum_in_reserve(tasks, resources, result, t0 + limit)
+    # a box stencil's block layout sized by the machine (h58bound): in the time left, if better
+    left = None if limit is None else t0 + limit - time.perf_counter()
+    grid_m = gridstarts.grid_candidate(tasks, resources, left)
+    result, grid = gridstarts.offer_grid(tasks, resources, result, grid_m)
     t1 = time.perf_counter()
     timings = {"multilevel": t1 - t0}
-    winner, why = "multilevel", ""
+    winner, why = "grid layout" if grid else "multilevel", ""
     work = _exact_work(tasks, resources, cells)
     at_bound = bool(result.iterations.get("stopped_at_bound"))
     if result.status != "time_limit" and work is not None and not at_bound:
