@@ -33,12 +33,17 @@ FAMILIES = ("ctaap", "taskmap", "collective", "testbed", "loadshare")
 def _load_families() -> None:
     """Import every family once (each registers itself): whoever lists the families."""
     for name in FAMILIES:
-        _importlib.import_module(f"{__name__}.{name}")
+        _load_family(name)
+
+
+def _load_family(name: str) -> None:
+    """Import one family (it registers itself): whoever needs that family's spec only."""
+    _importlib.import_module(f"{__name__}.{name}")
 
 
 from ._shared.family import set_family_loader as _set_family_loader  # noqa: E402
 
-_set_family_loader(_load_families, FAMILIES)
+_set_family_loader(_load_families, FAMILIES, _load_family)
 
 #: Names this package provides on first use, and the module each comes from.
 _LAZY = {

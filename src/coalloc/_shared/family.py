@@ -49,6 +49,7 @@ __all__ = [
     "register_family",
     "unregister_family",
     "families",
+    "family_spec",
     "problem_kinds",
     "kind_of_format",
     "coerce_problem",
@@ -570,10 +571,11 @@ class FamilySpec:
 
 
 _REGISTRY: Dict[str, FamilySpec] = {}
-_LOADER: Dict[str, Any] = {"load": None, "order": ()}
+_LOADER: Dict[str, Any] = {"load": None, "order": (), "one": None}
 
 
-def set_family_loader(load: Callable[[], None], order: Tuple[str, ...]) -> None:
+def set_family_loader(load: Callable[[], None], order: Tuple[str, ...],
+                      one: Optional[Callable[[str], None]] = None) -> None:  # fmt: skip
     """How to import every family, and their order (the package sets both at import).
 
     The package imports a family on first use; whoever lists the families needs them all,
@@ -586,8 +588,10 @@ def set_family_loader(load: Callable[[], None], order: Tuple[str, ...]) -> None:
         Imports every family (``coalloc.__init__`` passes its own).
     order : tuple of str
         The families' order in every listing (``coalloc.FAMILIES``).
+    one : callable, optional
+        Imports one family by name (:func:`family_spec`).
     """
-    _LOADER["load"], _LOADER["order"] = load, tuple(order)
+    _LOADER["load"], _LOADER["order"], _LOADER["one"] = load, tuple(order), one
 
 
 def _ordered() -> List[FamilySpec]:
@@ -654,6 +658,37 @@ def unregister_family(name: str) -> None:
     >>> unregister_family("no-such-family")
     """
     _REGISTRY.pop(name, None)
+
+
+def family_spec(name: str) -> FamilySpec:
+    """One family's spec, importing that family only (not every family, as :func:`families`).
+
+    Parameters
+    ----------
+    name : str
+        The family's name.
+
+    Returns
+    -------
+    FamilySpec
+        The spec.
+
+    Raises
+    ------
+    KeyError
+        No such family (as ``families()[name]``).
+
+    Examples
+    --------
+    >>> from coalloc._shared.family import family_spec
+    >>> family_spec("testbed").name
+    'testbed'
+    """
+    if name not in _REGISTRY and name in _LOADER["order"] and _LOADER["one"] is not None:
+        _LOADER["one"](name)  # the family registers itself
+    if name not in _REGISTRY:
+        return families()[name]  # the others loaded: a family registered by one of them
+    return _REGISTRY[name]
 
 
 def families() -> Dict[str, FamilySpec]:

@@ -112,7 +112,7 @@ def line_formats() -> Dict[str, LineFormat]:
     return {f.name: f for spec in families().values() for f in spec.line_formats}
 
 
-def format_options() -> Dict[str, Tuple[str, Tuple[str, ...]]]:
+def format_options(specs: Any = None) -> Dict[str, Tuple[str, Tuple[str, ...]]]:
     """The shared ``--format`` option's words: word -> (what it reads, sniffed kinds).
 
     Read from the specs: each JSON :class:`FileFormat` that declares an ``option`` (the
@@ -137,7 +137,7 @@ def format_options() -> Dict[str, Tuple[str, Tuple[str, ...]]]:
 
     said: Dict[str, list] = {}
     kinds: Dict[str, list] = {}
-    for spec in families().values():
+    for spec in families().values() if specs is None else specs:  # specs: those only
         for fmt in (*spec.formats, *spec.line_formats):
             word = fmt.option
             if not word:
@@ -188,10 +188,10 @@ def format_words(spec: Any, *holds: str) -> Tuple[str, ...]:
     >>> format_words("testbed", "top", "ptop", "instance")
     ('emulab', 'json')
     """
-    from .family import families
+    from .family import family_spec
 
     if isinstance(spec, str):
-        spec = families()[spec]
+        spec = family_spec(spec)
     if not holds:
         raise ValueError(f"family {spec.name!r}: holds must name at least one kind of file")
     decl = [f for f in (*spec.formats, *spec.line_formats) if f.option]

@@ -520,9 +520,10 @@ def _family_of(args: argparse.Namespace) -> Optional[str]:
     command at the top level (CTAAP's ``solve``, the task mapper's ``map``), the family
     whose command-line module (``coalloc.<family>.cli``) holds the command's function.
     None when neither tells."""
-    from .._shared.family import families
+    from .. import FAMILIES
+    from .._shared.family import _REGISTRY
 
-    names = families()
+    names = set(FAMILIES) | set(_REGISTRY)  # the families, none imported for it
     command = getattr(args, "command", None)
     if command in names:
         return command
@@ -551,9 +552,12 @@ def exact_default_solvers(family: str) -> List[str]:
     """
     import inspect
 
-    from .._shared.family import families
+    from .._shared.family import family_spec
 
-    spec = families().get(family)
+    try:
+        spec = family_spec(family)  # that family only
+    except KeyError:
+        spec = None
     out: List[str] = []
     for kind in () if spec is None else spec.kinds:
         method = dict(getattr(kind, "METHODS", None) or {}).get("exact")

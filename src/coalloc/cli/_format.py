@@ -15,20 +15,27 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 __all__ = ["format_table", "add_format", "add_format_of", "line_formats_of", "read_as"]
 
 
-def format_table() -> Dict[str, Tuple[str, Tuple[str, ...]]]:
+def format_table(family: Optional[str] = None) -> Dict[str, Tuple[str, Tuple[str, ...]]]:
     """Every ``--format`` name: what it reads (for the help and the messages) and the kinds
     :func:`coalloc._shared.sniff.sniff` gives a file of that format (a file of one of them
     that the reader refuses is a malformed file of the format: the reader's own message).
 
     Read from the families' specs (issue 37): their JSON formats' ``option`` and their line
-    formats (:func:`coalloc._shared.formats_line.format_options`).
+    formats (:func:`coalloc._shared.formats_line.format_options`); with ``family``, that
+    family's only (the others not imported; a word the families share reads the same in
+    each: ``tests/shared/test_cli_lazy.py``).
     """
     from .._shared.formats_line import format_options
 
-    return format_options()
+    if family is None:
+        return format_options()
+    from .._shared.family import family_spec
+
+    return format_options([family_spec(family)])
 
 
-def add_format(p: argparse.ArgumentParser, formats: Sequence[str], what: str) -> argparse.Action:
+def add_format(p: argparse.ArgumentParser, formats: Sequence[str], what: str,
+               family: Optional[str] = None) -> argparse.Action:  # fmt: skip
     """``--format NAME``: read ``what`` as this format, not as its content suggests.
 
     Every family's commands that read instance files take their ``--format`` from here, so
@@ -44,13 +51,15 @@ def add_format(p: argparse.ArgumentParser, formats: Sequence[str], what: str) ->
         The names the command reads (keys of :func:`format_table`).
     what : str
         The file the option is about, for the help (``"the task graph"``).
+    family : str, optional
+        The family whose formats these are (its words' help from its spec alone).
 
     Returns
     -------
     argparse.Action
         The option (``dest`` ``format``, default None).
     """
-    table = format_table()
+    table = format_table(family)
     unknown = [f for f in formats if f not in table]
     if unknown:
         raise ValueError(f"formats must be among {sorted(table)}, got {unknown}")
@@ -90,7 +99,7 @@ def add_format_of(p: argparse.ArgumentParser, family: str, holds: Sequence[str],
     """
     from .._shared.formats_line import format_words
 
-    return add_format(p, format_words(family, *holds), what)
+    return add_format(p, format_words(family, *holds), what, family)
 
 
 def line_formats_of(family: str, *holds: str) -> Dict[str, Any]:
@@ -112,10 +121,10 @@ def line_formats_of(family: str, *holds: str) -> Dict[str, Any]:
         Word -> :class:`coalloc._shared.formats_line.LineFormat` (the first declared with
         that word).
     """
-    from .._shared.family import families
+    from .._shared.family import family_spec
 
     out: Dict[str, Any] = {}
-    for fmt in families()[family].line_formats:
+    for fmt in family_spec(family).line_formats:
         if set(fmt.holds) & set(holds):
             out.setdefault(fmt.option, fmt)
     return out

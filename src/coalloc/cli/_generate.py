@@ -135,10 +135,10 @@ def add_generate(sub: Any, family: str, *, help: str) -> argparse.ArgumentParser
         The family declares no kind, or a kind's parameters cannot be options (see
         :func:`generate_options`).
     """
-    from .._shared.family import families
+    from .._shared.family import family_spec
     from . import _common as common
 
-    kinds = tuple(families()[family].generate)
+    kinds = tuple(family_spec(family).generate)
     if not kinds:
         raise ValueError(f"family {family!r} declares nothing for generate (spec.generate)")
     p = sub.add_parser("generate", help=help)
@@ -200,9 +200,9 @@ def run_generate(args: argparse.Namespace) -> int:
     int
         0.
     """
-    from .._shared.family import families
+    from .._shared.family import family_spec
 
-    kinds = families()[args.generate_family].generate
+    kinds = family_spec(args.generate_family).generate
     name = getattr(args, "kind", None)
     kind = kinds[0] if len(kinds) == 1 else next(k for k in kinds if k.name == name)
     print(kind.write(args.output, generator_kwargs(kind, args), args))

@@ -10,13 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .._shared.formats_line import line_formats
-from ..formats import FORMATS, schema_text
-
 __all__ = ["add_commands"]
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
+    # Imported here: the list of formats imports every family; building the parser does not.
+    from .._shared.formats_line import line_formats
+    from ..formats import FORMATS, schema_text
+
     if args.format:
         sys.stdout.write(schema_text(args.format))
         return 0

@@ -114,9 +114,9 @@ def _declared_topologies(top: Any, ptop: Any, fmt: str, command: str) -> tuple:
     """``(top, ptop)`` read by the spec's line formats of word ``fmt`` (a format added to
     the spec): one holding ``"instance"`` reads one file; else the one holding ``"top"``
     reads TOP and the one holding ``"ptop"`` reads PTOP."""
-    from .._shared.family import families
+    from .._shared.family import family_spec
 
-    fmts = [f for f in families()["testbed"].line_formats if f.option == fmt]
+    fmts = [f for f in family_spec("testbed").line_formats if f.option == fmt]
     whole = next((f for f in fmts if "instance" in f.holds), None)
     if whole is not None:
         if ptop is not None:
