@@ -50,7 +50,8 @@ EXIT_BROKEN_PIPE = 141
 #: or none (``coalloc schema``, ``coalloc docs``) builds only that family's group and imports
 #: no other family: the other groups are there, empty, for the parse. ``coalloc``, ``coalloc
 #: -h`` and the top-level commands (``solve``, ``map`` ...) build every group as before.
-#: ``python -m coalloc testbed verify --help``: 0.94 -> 0.47 s of CPU at load 14 (ISSUE36.md).
+#: ``python -m coalloc testbed verify --help``: 0.88-0.95 -> 0.20-0.23 s of CPU at load 11
+#: (ISSUE36.md).
 LAZY_FAMILIES = True
 
 
