@@ -661,25 +661,9 @@ def unregister_family(name: str) -> None:
 
 
 def family_spec(name: str) -> FamilySpec:
-    """One family's spec, importing that family only (not every family, as :func:`families`).
+    """One family's spec (``name``), importing that family only, not every family as
+    :func:`families` does; KeyError for no such family (as ``families()[name]``).
 
-    Parameters
-    ----------
-    name : str
-        The family's name.
-
-    Returns
-    -------
-    FamilySpec
-        The spec.
-
-    Raises
-    ------
-    KeyError
-        No such family (as ``families()[name]``).
-
-    Examples
-    --------
     >>> from coalloc._shared.family import family_spec
     >>> family_spec("testbed").name
     'testbed'
