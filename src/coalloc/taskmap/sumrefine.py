@@ -12,7 +12,7 @@ from typing import Optional
 import numpy as np
 
 from .._shared import interrupt
-from . import _multilevel, blockswap, swaprefine
+from . import _multilevel, blockswap, sumcycle, swaprefine
 from .levels import expand
 from .refinement import TINY, RefineState
 
@@ -95,7 +95,10 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     maximum, then lower route cost, is kept. With ``swaprefine.LINK_SWAPS`` on, a link at the
     maximum is first relieved where sequences of moves across it lower the maximum
     (:func:`~coalloc.taskmap.swaprefine.link_swap_refine`, h56sum), and the cap is the
-    maximum after them. A move is checked against the loads of the moment
+    maximum after them. With ``sumcycle.VCYCLES`` (h58sum) all this is then repeated on
+    coarsenings of the answer (:func:`~coalloc.taskmap.sumcycle.sum_cycles`: groups of
+    tasks on one processor move together), kept only when lexicographically better. A move
+    is checked against the loads of the moment
     (the kernel's ``score_moves``), a swap by making it and undoing it
     if it overloads something. From the local minimum of moves and swaps a second phase adds
     **ejections** (issue 40 item 3): a move of ``t`` to ``b`` that ``b``'s compute blocks is
@@ -123,7 +126,7 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     Returns
     -------
     int
-        The moves made (a swap counts two).
+        The moves made (a swap counts two) before the V-cycles.
 
     Examples
     --------
@@ -139,6 +142,17 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     >>> sum_refine(state, 100), state.m.tolist(), state.maximum()   # a swap, no move
     (2, [1, 1, 0, 0], 2.0)
     """
+    moved = _sum_core(state, max_work, passes, blocks_first)
+    if sumcycle.VCYCLES and state.level.n > state.topo.P > 1:  # V-cycles (h58sum)
+        n = state.level.n
+        sumcycle.sum_cycles(state, lambda s: _sum_core(s, max(200, max_work * s.level.n // n),
+                                                       passes, blocks_first))  # fmt: skip
+    return moved
+
+
+def _sum_core(state: RefineState, max_work: int, passes: int, blocks_first: bool) -> int:
+    """:func:`sum_refine` on one level without its V-cycles: the link step, the moves
+    (twice with ``BLOCK_SWAPS = "both"``), the lexicographically better kept."""
     topo, lv = state.topo, state.level
     state.refresh()
     if lv.n == 0 or topo.P < 2 or not state.maximum() > 0:
