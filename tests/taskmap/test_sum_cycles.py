@@ -1,0 +1,107 @@
+"""V-cycles of the sum step (``sumcycle.sum_cycles``, h58sum): a coarse level of the answer
+has exactly its projection's loads, a cycle never raises the maximum occupancy and keeps
+only a lexicographically better answer, a deadline in a cycle keeps the answer before it,
+and the knob in ``sum_refine``. Referees: ``verify_mapping`` and ``communication_cost``
+from scratch, and ``RefineState.refresh`` (the loads recomputed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import coalloc.taskmap as tm
+from coalloc._shared import interrupt
+from coalloc.taskmap import generators as gen
+from coalloc.taskmap import sumcycle
+from coalloc.taskmap.hierarchy import topology
+from coalloc.taskmap.levels import TaskLevel
+from coalloc.taskmap.refinement import RefineState
+from coalloc.taskmap.sumrefine import sum_refine
+
+
+def _scores(tasks, res, mapping):
+    report = tm.verify_mapping(tasks, res, mapping)
+    assert report.valid, report.problems
+    return float(report.max_occupancy), tm.communication_cost(tasks, res, mapping)
+
+
+def _instance(seed: int, shape: tuple, racks: int, cores: int, spread: bool):
+    tasks = gen.stencil_task_graph(shape, compute=(0.5, 2.0) if spread else 1.0,
+                                   volume=(0.5, 4.0), seed=seed)  # fmt: skip
+    res = gen.hierarchical_cluster(n_racks=racks, nodes_per_rack=2, cores_per_node=cores,
+                                   speed=(0.5, 3.0) if spread else 1.0, seed=seed)  # fmt: skip
+    topo, fine = topology(res), TaskLevel.of(tasks)
+    m = np.random.default_rng(seed).integers(0, topo.P, tasks.n)
+    return tasks, res, topo, fine, m
+
+
+instances = st.tuples(st.integers(0, 400), st.sampled_from([(6, 6), (8, 5), (4, 4, 3)]),
+                      st.integers(1, 3), st.integers(1, 2), st.booleans())  # fmt: skip
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(instances)
+def test_a_coarse_level_has_its_projections_loads(args):
+    _, _, topo, fine, m = _instance(*args)
+    got = sumcycle._coarser(fine, m)
+    if got is None:
+        return
+    coarse, cmap, mc = got
+    np.testing.assert_array_equal(mc[cmap], m)  # a coarse vertex sits on one processor
+    assert coarse.n < fine.n and coarse.vw.sum() == pytest.approx(fine.vw.sum())
+    a, b = RefineState(topo, fine, m), RefineState(topo, coarse, mc)
+    np.testing.assert_allclose(b.nload, a.nload, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(b.lload, a.lload, rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(instances)
+def test_a_cycle_keeps_only_a_lexicographically_better_answer(args):
+    tasks, res, topo, fine, m = _instance(*args)
+    state = RefineState(topo, fine, m)
+    occ0, sum0 = _scores(tasks, res, topo.order_nodes[state.m])
+    kept = sumcycle.sum_cycles(state, lambda s: sum_refine(s, max(200, 4 * s.level.n)))
+    occ1, sum1 = _scores(tasks, res, topo.order_nodes[state.m])
+    assert occ1 <= occ0 * (1 + 1e-9)
+    if kept:
+        assert occ1 < occ0 * (1 - 1e-12) or sum1 < sum0
+    else:
+        np.testing.assert_array_equal(state.m, m)
+    nload, lload = state.nload.copy(), state.lload.copy()
+    state.refresh()
+    np.testing.assert_allclose(nload, state.nload, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(lload, state.lload, rtol=1e-9, atol=1e-12)
+
+
+def test_a_deadline_in_a_cycle_keeps_the_answer_before_it():
+    tasks, res, topo, fine, m = _instance(3, (8, 8), 2, 2, True)
+    calls = []
+
+    def refine(s):
+        calls.append(s.level.n)
+        if len(calls) == 2:  # the second level of the first cycle
+            raise interrupt.DeadlinePassed()
+        return sum_refine(s, max(200, 4 * s.level.n))
+
+    state = RefineState(topo, fine, m)
+    assert sumcycle.sum_cycles(state, refine) == 0
+    assert len(calls) == 2 and calls[0] < fine.n  # stopped inside the cycle, not passed on
+    np.testing.assert_array_equal(state.m, m)
+    _scores(tasks, res, topo.order_nodes[state.m])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 4])
+def test_the_knob_in_sum_refine(monkeypatch, seed):
+    """From a mapping at random, the cycles lower the sum the step alone leaves (fails
+    without them) and the maximum is no higher."""
+    tasks, res, topo, fine, m = _instance(seed, (8, 8), 2, 2, True)
+    out = {}
+    for cycles in (0, 2):
+        monkeypatch.setattr(sumcycle, "VCYCLES", cycles)
+        state = RefineState(topo, fine, m)
+        sum_refine(state, 4 * fine.n)
+        out[cycles] = _scores(tasks, res, topo.order_nodes[state.m])
+    assert out[2][0] <= out[0][0] * (1 + 1e-9)
+    assert out[2][1] < out[0][1]
