@@ -38,6 +38,11 @@ __all__ = ["sum_cycles"]
 #: (0: none, the step before h58sum). A second runs only when the first lowered the route
 #: cost by at least :data:`CYCLE_GAIN` of it.
 VCYCLES = 2
+#: What a cycle runs on each level: ``"moves"`` (the default) the moves, swaps and ejections
+#: of the step (``sumrefine._phases``) alone; ``"full"`` the whole step with its link
+#: sequences and block swaps (on 256 processors its untimed call took 4.5x the CPU: ba 3000
+#: on a tree 16x4x4 21.6 -> 98 s wall, load 13-18; h58sum).
+CYCLE_STEP = "moves"
 #: The share of the route cost a cycle must save for the next to run.
 CYCLE_GAIN = 0.01
 #: A level is contracted while it has more vertices than this many times the processors

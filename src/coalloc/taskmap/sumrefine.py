@@ -145,8 +145,15 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     moved = _sum_core(state, max_work, passes, blocks_first)
     if sumcycle.VCYCLES and state.level.n > state.topo.P > 1:  # V-cycles (h58sum)
         n = state.level.n
-        sumcycle.sum_cycles(state, lambda s: _sum_core(s, max(200, max_work * s.level.n // n),
-                                                       passes, blocks_first))  # fmt: skip
+
+        def level_step(s: RefineState) -> int:
+            work = max(200, max_work * s.level.n // n)
+            if sumcycle.CYCLE_STEP == "full":
+                return _sum_core(s, work, passes, blocks_first)
+            s.refresh()  # the moves alone, under the level's maximum
+            return _phases(_SumWork(s, s.maximum() * (1 - 1e-9), work), passes)
+
+        sumcycle.sum_cycles(state, level_step)
     return moved
 
 
