@@ -38,11 +38,14 @@ __all__ = ["sum_cycles"]
 #: (0: none, the step before h58sum). A second runs only when the first lowered the route
 #: cost by at least :data:`CYCLE_GAIN` of it.
 VCYCLES = 2
-#: What a cycle runs on each level: ``"moves"`` (the default) the moves, swaps and ejections
-#: of the step (``sumrefine._phases``) alone; ``"full"`` the whole step with its link
-#: sequences and block swaps (on 256 processors its untimed call took 4.5x the CPU: ba 3000
-#: on a tree 16x4x4 21.6 -> 98 s wall, load 13-18; h58sum).
-CYCLE_STEP = "moves"
+#: What a cycle runs on each level: ``"blocks"`` (the default) the step without its link
+#: sequences (the block swaps and the moves, swaps and ejections); ``"moves"`` the moves,
+#: swaps and ejections alone (``sumrefine._phases``); ``"full"`` the whole step with its link
+#: sequences (on 256 processors its untimed call took 3-4x the wall: ba 3000 on a tree
+#: 16x4x4 86 -> 274 s, load 18-22). Untimed, load 13-17: "blocks" 1,110 / 2,195 / 450 on
+#: delaunay2d 3000, ba 3000, stencil9 64x32 of the held-back set, "moves" 1,288 / 2,233 / 458,
+#: at the same CPU (1.9 / 31.7 / 1.4 s against 1.8 / 32.5 / 1.2 s; h58sum).
+CYCLE_STEP = "blocks"
 #: The share of the route cost a cycle must save for the next to run.
 CYCLE_GAIN = 0.01
 #: A level is contracted while it has more vertices than this many times the processors

@@ -148,8 +148,9 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
 
         def level_step(s: RefineState) -> int:
             work = max(200, max_work * s.level.n // n)
-            if sumcycle.CYCLE_STEP == "full":
-                return _sum_core(s, work, passes, blocks_first)
+            if sumcycle.CYCLE_STEP in ("full", "blocks"):
+                return _sum_core(s, work, passes, blocks_first,
+                                 links=sumcycle.CYCLE_STEP == "full")  # fmt: skip
             s.refresh()  # the moves alone, under the level's maximum
             return _phases(_SumWork(s, s.maximum() * (1 - 1e-9), work), passes)
 
@@ -157,14 +158,15 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     return moved
 
 
-def _sum_core(state: RefineState, max_work: int, passes: int, blocks_first: bool) -> int:
-    """:func:`sum_refine` on one level without its V-cycles: the link step, the moves
-    (twice with ``BLOCK_SWAPS = "both"``), the lexicographically better kept."""
+def _sum_core(state: RefineState, max_work: int, passes: int, blocks_first: bool,
+              links: bool = True) -> int:  # fmt: skip
+    """:func:`sum_refine` on one level without its V-cycles: the link step (``links``),
+    the moves (twice with ``BLOCK_SWAPS = "both"``), the lexicographically better kept."""
     topo, lv = state.topo, state.level
     state.refresh()
     if lv.n == 0 or topo.P < 2 or not state.maximum() > 0:
         return 0
-    linked = swaprefine.link_swap_refine(state, 50) if swaprefine.LINK_SWAPS else 0
+    linked = swaprefine.link_swap_refine(state, 50) if links and swaprefine.LINK_SWAPS else 0
     m0 = state.m.copy()
     cap = state.maximum()
     mode = blockswap.BLOCK_SWAPS
