@@ -86,10 +86,40 @@ def test_a_deadline_in_a_cycle_keeps_the_answer_before_it():
         return sum_refine(s, max(200, 4 * s.level.n))
 
     state = RefineState(topo, fine, m)
-    assert sumcycle.sum_cycles(state, refine) == 0
-    assert len(calls) == 2 and calls[0] < fine.n  # stopped inside the cycle, not passed on
+    with pytest.raises(interrupt.DeadlinePassed):  # passed on, as a stop in the moves
+        sumcycle.sum_cycles(state, refine)
+    assert len(calls) == 2 and calls[0] < fine.n  # stopped inside the cycle
     np.testing.assert_array_equal(state.m, m)
+    nload, lload = state.nload.copy(), state.lload.copy()
+    state.refresh()  # the loads are the entry mapping's
+    np.testing.assert_allclose(nload, state.nload, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(lload, state.lload, rtol=1e-9, atol=1e-12)
     _scores(tasks, res, topo.order_nodes[state.m])
+
+
+def test_no_cycle_starts_where_the_deadline_is_too_near(monkeypatch):
+    """``fits``: untimed always; under a deadline only with ``CYCLE_ROOM`` x the step's
+    seconds x the cycles left (a stand-in deadline, no clock race: 1 s and 1 ms away)."""
+    import time
+
+    assert sumcycle.fits(1e9)  # no deadline in force
+    now = time.perf_counter_ns()
+    monkeypatch.setattr(interrupt, "deadline_ns", lambda: now + 10**9)
+    assert sumcycle.fits(0.0) and not sumcycle.fits(1.0)
+    monkeypatch.setattr(interrupt, "deadline_ns", lambda: now + 10**6)
+    assert not sumcycle.fits(0.01)
+    tasks, res, topo, fine, m = _instance(0, (8, 8), 2, 2, True)
+    got = {}
+    for near in (False, True):  # sum_refine with the deadline far away, then too near
+        monkeypatch.setattr(sumcycle, "fits", lambda s, near=near: not near)
+        state = RefineState(topo, fine, m)
+        sum_refine(state, 4 * fine.n)
+        got[near] = _scores(tasks, res, topo.order_nodes[state.m])
+    monkeypatch.setattr(sumcycle, "VCYCLES", 0)
+    state = RefineState(topo, fine, m)
+    sum_refine(state, 4 * fine.n)
+    assert got[True] == _scores(tasks, res, topo.order_nodes[state.m])  # as without cycles
+    assert got[False][1] < got[True][1]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 4])

@@ -15,13 +15,14 @@ further 3-12 % (ba 2000 on a torus 4x4x4 1,418 -> 1,262, stencil9 64x32 on a dra
 489 -> 450, delaunay2d 3000 on a mesh 1,172 -> 1,110) in 0.1-0.5 s of CPU.
 
 :func:`sum_cycles` keeps a cycle's answer only when it is lexicographically better
-(the maximum occupancy lower, or not higher and the route cost lower); a deadline during a
-cycle keeps the answer before it (the stop is not passed on: the step's answer so far is
-finished, as a stop in ``sumrefine._better_of_two``).
+(the maximum occupancy lower, or not higher and the route cost lower). Under a deadline the
+cycles start only where they are predicted to end before it (:func:`fits`); a stop during a
+cycle restores the answer before it and is passed on, as a stop in the step's moves.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Callable
 
 import numpy as np
@@ -51,7 +52,23 @@ CYCLE_GAIN = 0.01
 #: A level is contracted while it has more vertices than this many times the processors
 #: and the matching shrinks it to at most :data:`_SHRINK` of its vertices.
 _MIN_PER_PROC = 1
+#: Under a deadline the cycles start only when the time left is at least this many times
+#: the seconds the step before them took (:func:`fits`): a cycle's cost is 1-3 times the
+#: step's, and a stop inside the cycles gives the stopped run's answer, not the step's
+#: (stencil27 20x20x8 on a dragonfly 9x4x4 of ``bench/taskmap/heldout.py`` at ``T`` = 1 s:
+#: 47.65 -> 59.47 in both calls while the cycles ran into the deadline; h58sum).
+CYCLE_ROOM = 6.0
 _SHRINK = 0.9
+
+
+def fits(step_seconds: float) -> bool:
+    """Whether :data:`VCYCLES` cycles may start: no deadline in force, or at least
+    :data:`CYCLE_ROOM` x ``step_seconds`` (the seconds the step before them took) x the
+    cycles left before it."""
+    when = interrupt.deadline_ns()
+    if when < 0:
+        return True
+    return (when - time.perf_counter_ns()) * 1e-9 >= CYCLE_ROOM * VCYCLES * step_seconds
 
 
 def _coarser(level: TaskLevel, m: np.ndarray):
@@ -151,10 +168,10 @@ def sum_cycles(state: RefineState, refine: Callable[[RefineState], int],
         m0, top, cost = state.m.copy(), state.maximum(), _cost(state)
         try:
             _cycle(state, refine)
-        except interrupt.DeadlinePassed:  # the answer before the cycle, finished
+        except interrupt.DeadlinePassed:  # the answer before the cycle, then the stop
             state.m = m0
             state.refresh()
-            break
+            raise
         value, after = state.maximum(), _cost(state)
         if value < top * (1 - TINY) or (value <= top * (1 + TINY) and after < cost):
             kept += 1

@@ -7,6 +7,7 @@ swaps and ejections of boundary tasks, under the bottleneck already found as a h
 
 from __future__ import annotations
 
+import time
 from typing import Optional
 
 import numpy as np
@@ -142,8 +143,11 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     >>> sum_refine(state, 100), state.m.tolist(), state.maximum()   # a swap, no move
     (2, [1, 1, 0, 0], 2.0)
     """
+    t0 = time.perf_counter()
     moved = _sum_core(state, max_work, passes, blocks_first)
-    if sumcycle.VCYCLES and state.level.n > state.topo.P > 1:  # V-cycles (h58sum)
+    if sumcycle.VCYCLES and state.level.n > state.topo.P > 1 and sumcycle.fits(
+        time.perf_counter() - t0
+    ):  # V-cycles (h58sum), where they are predicted to end before a deadline in force
         n = state.level.n
 
         def level_step(s: RefineState) -> int:
