@@ -135,3 +135,25 @@ def test_the_knob_in_sum_refine(monkeypatch, seed):
         out[cycles] = _scores(tasks, res, topo.order_nodes[state.m])
     assert out[2][0] <= out[0][0] * (1 + 1e-9)
     assert out[2][1] < out[0][1]
+
+
+def test_the_cpu_cap_undoes_the_cycle_it_stops(monkeypatch):
+    """``CYCLE_CPU``: a cap already spent stops the first cycle before its first level's
+    step and keeps the entry mapping; no cap (``None``) runs the cycle."""
+    tasks, res, topo, fine, m = _instance(3, (8, 8), 2, 2, True)
+    calls = []
+
+    def refine(s):
+        calls.append(s.level.n)
+        return sum_refine(s, max(200, 4 * s.level.n))
+
+    monkeypatch.setattr(sumcycle, "CYCLE_CPU", 0.0)
+    state = RefineState(topo, fine, m)
+    assert sumcycle.sum_cycles(state, refine, step_cpu=-1.0) == 0
+    assert calls == []
+    np.testing.assert_array_equal(state.m, m)
+    monkeypatch.setattr(sumcycle, "CYCLE_CPU", None)
+    state = RefineState(topo, fine, m)
+    sumcycle.sum_cycles(state, refine, step_cpu=-1.0)
+    assert calls and calls[0] < fine.n  # the coarse levels ran
+    _scores(tasks, res, topo.order_nodes[state.m])

@@ -23,7 +23,7 @@ cycle restores the answer before it and is passed on, as a stop in the step's mo
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -63,6 +63,13 @@ _SHRINK = 0.75
 #: (stencil27 20x20x8 on a dragonfly 9x4x4 of ``bench/taskmap/heldout.py`` at ``T`` = 1 s:
 #: 47.65 -> 59.47 in both calls while the cycles ran into the deadline; h58sum).
 CYCLE_ROOM = 6.0
+#: The cycles' process CPU (:func:`time.process_time`) at most this many times the CPU the
+#: step before them took; a cycle that would pass it stops and is undone (``None``: no cap).
+CYCLE_CPU = None
+
+
+class _OverCPU(Exception):
+    """The cycles' CPU cap (:data:`CYCLE_CPU`) passed inside a cycle."""
 
 
 def fits(step_seconds: float) -> bool:
@@ -106,10 +113,16 @@ def _cost(state: RefineState) -> float:
     return float(np.dot(lv.iw, state.topo.cost[m[state.rows], m[lv.ix]]))
 
 
-def _cycle(state: RefineState, refine: Callable[[RefineState], int]) -> None:
+def _cycle(state: RefineState, refine: Callable[[RefineState], int],
+           cpu_end: Optional[float] = None) -> None:  # fmt: skip
     """One V-cycle from ``state``'s mapping: its levels, then ``refine`` on each from the
-    coarsest up (the finest last, in ``state``)."""
+    coarsest up (the finest last, in ``state``); :class:`_OverCPU` before a level's step
+    once :func:`time.process_time` has passed ``cpu_end``."""
     topo = state.topo
+
+    def over() -> None:
+        if cpu_end is not None and time.process_time() > cpu_end:
+            raise _OverCPU
     levels, maps, m = [state.level], [], state.m.copy()
     while levels[-1].n > _MIN_PER_PROC * topo.P:
         interrupt.check()
@@ -120,16 +133,18 @@ def _cycle(state: RefineState, refine: Callable[[RefineState], int]) -> None:
         maps.append(got[1])
         m = got[2]
     for d in range(len(levels) - 1, 0, -1):
+        over()
         coarse = RefineState(topo, levels[d], m)
         refine(coarse)
         m = coarse.m[maps[d - 1]]
+    over()
     state.m = m
     state.refresh()
     refine(state)
 
 
 def sum_cycles(state: RefineState, refine: Callable[[RefineState], int],
-               cycles: int = -1) -> int:  # fmt: skip
+               cycles: int = -1, step_cpu: Optional[float] = None) -> int:  # fmt: skip
     """V-cycles of ``refine`` (the sum step's moves) on ``state`` (module documentation).
 
     Parameters
@@ -142,6 +157,9 @@ def sum_cycles(state: RefineState, refine: Callable[[RefineState], int],
         entry).
     cycles : int, default -1
         At most this many cycles (-1: :data:`VCYCLES`).
+    step_cpu : float, optional
+        The CPU seconds of the step before the cycles: with :data:`CYCLE_CPU` set, the
+        cycles stop (the running one undone) past ``CYCLE_CPU * step_cpu`` of CPU.
 
     Returns
     -------
@@ -167,11 +185,17 @@ def sum_cycles(state: RefineState, refine: Callable[[RefineState], int],
     """
     cycles = VCYCLES if cycles < 0 else int(cycles)
     kept = 0
+    cpu_end = (None if CYCLE_CPU is None or step_cpu is None
+               else time.process_time() + CYCLE_CPU * step_cpu)  # fmt: skip
     state.refresh()
     for _ in range(cycles):
         m0, top, cost = state.m.copy(), state.maximum(), _cost(state)
         try:
-            _cycle(state, refine)
+            _cycle(state, refine, cpu_end)
+        except _OverCPU:  # the cap: the answer before the cycle
+            state.m = m0
+            state.refresh()
+            break
         except interrupt.DeadlinePassed:  # the answer before the cycle, then the stop
             state.m = m0
             state.refresh()

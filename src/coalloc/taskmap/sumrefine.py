@@ -143,7 +143,7 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     >>> sum_refine(state, 100), state.m.tolist(), state.maximum()   # a swap, no move
     (2, [1, 1, 0, 0], 2.0)
     """
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     moved = _sum_core(state, max_work, passes, blocks_first)
     if sumcycle.VCYCLES and state.level.n > state.topo.P > 1 and sumcycle.fits(
         time.perf_counter() - t0
@@ -158,7 +158,7 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
             s.refresh()  # the moves alone, under the level's maximum
             return _phases(_SumWork(s, s.maximum() * (1 - 1e-9), work), passes)
 
-        sumcycle.sum_cycles(state, level_step)
+        sumcycle.sum_cycles(state, level_step, step_cpu=time.process_time() - c0)
     return moved
 
 
