@@ -105,6 +105,7 @@ def test_no_cycle_starts_where_the_deadline_is_too_near(monkeypatch):
     assert sumcycle.fits(1e9)  # no deadline in force
     now = time.perf_counter_ns()
     monkeypatch.setattr(interrupt, "deadline_ns", lambda: now + 10**9)
+    monkeypatch.setattr(sumcycle, "CYCLE_CPU", None)  # the cycles run where they start
     assert sumcycle.fits(0.0) and not sumcycle.fits(1.0)
     monkeypatch.setattr(interrupt, "deadline_ns", lambda: now + 10**6)
     assert not sumcycle.fits(0.01)
@@ -127,6 +128,7 @@ def test_the_knob_in_sum_refine(monkeypatch, seed):
     """From a mapping at random, the cycles lower the sum the step alone leaves (fails
     without them) and the maximum is no higher."""
     tasks, res, topo, fine, m = _instance(seed, (8, 8), 2, 2, True)
+    monkeypatch.setattr(sumcycle, "CYCLE_CPU", None)  # the cycles, not their CPU cap
     out = {}
     for cycles in (0, 2):
         monkeypatch.setattr(sumcycle, "VCYCLES", cycles)

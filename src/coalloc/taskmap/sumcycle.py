@@ -64,8 +64,14 @@ _SHRINK = 0.75
 #: 47.65 -> 59.47 in both calls while the cycles ran into the deadline; h58sum).
 CYCLE_ROOM = 6.0
 #: The cycles' process CPU (:func:`time.process_time`) at most this many times the CPU the
-#: step before them took; a cycle that would pass it stops and is undone (``None``: no cap).
-CYCLE_CPU = None
+#: step before them took; a cycle that passes it stops before its next level and is undone
+#: (``None``: no cap). Untimed on the 24 of ``bench/taskmap/heldout.py`` (load 2.4-12.1,
+#: alternated) the calls' CPU against main (no held-answer step, no cycles): 36.3 s, 0.5:
+#: 44.2 s (+22 %), 1.0: 48.5 s (+34 %), 0.5 with one cycle 48.0 s, no cap 59.0 s against
+#: 37.3 s without cycles (+58 %); within 1.25x of the best peer's sum 16 / 19 / 19 / 19 /
+#: 19 (17 without cycles), the maximum never higher; the 30 of ``vs_peers``: 9.7 / 11.1 /
+#: 11.6 s (h58sum).
+CYCLE_CPU = 0.5
 
 
 class _OverCPU(Exception):
