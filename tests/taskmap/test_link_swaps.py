@@ -57,6 +57,7 @@ def test_the_knob_in_the_sum_step(monkeypatch):
         monkeypatch.setattr(sw, "LINK_SWAPS", on)
         monkeypatch.setattr(sumrefine, "_EJECTIONS", False)  # the moves alone: stuck too
         monkeypatch.setattr(sumrefine.blockswap, "BLOCK_SWAPS", False)
+        monkeypatch.setattr(sumrefine.sumcycle, "VCYCLES", 0)  # no moves after it (h58sum)
         topo, state = _mapped(tasks, res, [0, 1, 0, 1])
         sumrefine.sum_refine(state, 0)  # no tries for the moves: the link step alone
         assert _maximum(tasks, res, topo, state) == pytest.approx(want)

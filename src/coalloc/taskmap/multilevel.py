@@ -101,7 +101,7 @@ from .starts import (
     _processor_sets,
     _quick_start,
 )
-from .sumrefine import sum_refine
+from .sumrefine import held_sum, sum_refine
 from .swaprefine import swapped
 
 __all__ = ["map_multilevel", "hierarchy_order"]
@@ -440,6 +440,8 @@ def _held_better(inc: _Incumbent, out: TaskMappingResult) -> TaskMappingResult:
         return out
     m, history, counts = inc.early_best
     tasks, resources, topo, levels, seed, params, _ = inc.args
+    if params["sum_refine"]:  # the held answer's sum step too (sumrefine.HELD_SUM, h58sum)
+        m, history = held_sum(topo, levels[0], m, history)
     iterations = {**out.iterations, "initial_level": -2, **counts,
                   "processors_used": int(np.unique(m).shape[0]), "early_answer": 1}  # fmt: skip
     if "initial_processors" not in counts:  # a quick block start's set is not recorded

@@ -7,16 +7,17 @@ swaps and ejections of boundary tasks, under the bottleneck already found as a h
 
 from __future__ import annotations
 
+import time
 from typing import Optional
 
 import numpy as np
 
 from .._shared import interrupt
-from . import _multilevel, blockswap, swaprefine
+from . import _multilevel, blockswap, sumcycle, swaprefine
 from .levels import expand
 from .refinement import TINY, RefineState
 
-__all__ = ["sum_refine"]
+__all__ = ["held_sum", "sum_refine"]
 
 #: Partners of most gain a swap candidate of :func:`sum_refine` is paired with, at most.
 _SWAP_TRIES = 8
@@ -95,7 +96,10 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     maximum, then lower route cost, is kept. With ``swaprefine.LINK_SWAPS`` on, a link at the
     maximum is first relieved where sequences of moves across it lower the maximum
     (:func:`~coalloc.taskmap.swaprefine.link_swap_refine`, h56sum), and the cap is the
-    maximum after them. A move is checked against the loads of the moment
+    maximum after them. With ``sumcycle.VCYCLES`` (h58sum) all this is then repeated on
+    coarsenings of the answer (:func:`~coalloc.taskmap.sumcycle.sum_cycles`: groups of
+    tasks on one processor move together), kept only when lexicographically better. A move
+    is checked against the loads of the moment
     (the kernel's ``score_moves``), a swap by making it and undoing it
     if it overloads something. From the local minimum of moves and swaps a second phase adds
     **ejections** (issue 40 item 3): a move of ``t`` to ``b`` that ``b``'s compute blocks is
@@ -123,7 +127,7 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     Returns
     -------
     int
-        The moves made (a swap counts two).
+        The moves made (a swap counts two) before the V-cycles.
 
     Examples
     --------
@@ -139,11 +143,34 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     >>> sum_refine(state, 100), state.m.tolist(), state.maximum()   # a swap, no move
     (2, [1, 1, 0, 0], 2.0)
     """
+    t0, c0 = time.perf_counter(), time.process_time()
+    moved = _sum_core(state, max_work, passes, blocks_first)
+    if sumcycle.VCYCLES and state.level.n > state.topo.P > 1 and sumcycle.fits(
+        time.perf_counter() - t0
+    ):  # V-cycles (h58sum), where they are predicted to end before a deadline in force
+        n = state.level.n
+
+        def level_step(s: RefineState) -> int:
+            work = max(200, max_work * s.level.n // n)
+            if sumcycle.CYCLE_STEP in ("full", "blocks"):
+                return _sum_core(s, work, passes, blocks_first,
+                                 links=sumcycle.CYCLE_STEP == "full")  # fmt: skip
+            s.refresh()  # the moves alone, under the level's maximum
+            return _phases(_SumWork(s, s.maximum() * (1 - 1e-9), work), passes)
+
+        sumcycle.sum_cycles(state, level_step, step_cpu=time.process_time() - c0)
+    return moved
+
+
+def _sum_core(state: RefineState, max_work: int, passes: int, blocks_first: bool,
+              links: bool = True) -> int:  # fmt: skip
+    """:func:`sum_refine` on one level without its V-cycles: the link step (``links``),
+    the moves (twice with ``BLOCK_SWAPS = "both"``), the lexicographically better kept."""
     topo, lv = state.topo, state.level
     state.refresh()
     if lv.n == 0 or topo.P < 2 or not state.maximum() > 0:
         return 0
-    linked = swaprefine.link_swap_refine(state, 50) if swaprefine.LINK_SWAPS else 0
+    linked = swaprefine.link_swap_refine(state, 50) if links and swaprefine.LINK_SWAPS else 0
     m0 = state.m.copy()
     cap = state.maximum()
     mode = blockswap.BLOCK_SWAPS
@@ -548,6 +575,58 @@ def _sum_ejections(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndar
             state.move(t, a)
             state.move(v, b)
     return applied
+
+
+#: True (the default): :func:`held_sum` runs the sum step on the answer a multilevel run
+#: held aside (its early answer or a grown start, returned where its maximum is below the
+#: run's own end: ``multilevel._held_better``), which never had one: untimed, ws 1500 on a
+#: dragonfly 9x4x4 of ``bench/taskmap/heldout.py`` returned its early answer at a sum of
+#: 634 where the step makes 476 (h58sum). False: the held answer as it is, as before.
+HELD_SUM = True
+
+
+def held_sum(topo, fine, m: np.ndarray, history: list) -> tuple:
+    """The sum step (:func:`sum_refine`, ``max(200, 4 x tasks)`` tries, as the multilevel's
+    own end) on a finest mapping ``m`` (processor positions) that a run held aside, with
+    :data:`HELD_SUM`; ``m`` and ``history`` as they are without it.
+
+    Parameters
+    ----------
+    topo : Topology
+        The processors in hierarchy order and their routes.
+    fine : TaskLevel
+        The finest level (the task graph).
+    m : ndarray of int64
+        The processor position of each task (not changed).
+    history : list of float
+        The answer's maximum occupancies so far.
+
+    Returns
+    -------
+    tuple
+        ``(mapping, history)``: the mapping after the step, never of higher maximum
+        occupancy, and the history with the step's maximum appended when it is lower.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from coalloc.taskmap import generators, hierarchy
+    >>> from coalloc.taskmap.levels import TaskLevel
+    >>> res = generators.hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=1)
+    >>> lv = TaskLevel(np.array([0, 1, 2, 3, 4]), np.array([1, 0, 3, 2]), np.full(4, 4.0),
+    ...                np.ones(4))
+    >>> m, hist = held_sum(hierarchy.topology(res), lv, np.array([0, 1, 0, 1]), [2.0])
+    >>> m.tolist(), hist
+    ([1, 1, 0, 0], [2.0])
+    """
+    if not HELD_SUM:
+        return m, history
+    state = RefineState(topo, fine, m)
+    sum_refine(state, max(200, 4 * fine.n))
+    value = state.maximum()
+    if value < history[-1] * (1 - 1e-12):  # the step may lower the maximum too
+        history = [*history, value]
+    return state.m, history
 
 
 #: True: :func:`sum_step_until` (a stopped answer's step, in a reserve or the spare time)

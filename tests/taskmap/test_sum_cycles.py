@@ -1,0 +1,161 @@
+"""V-cycles of the sum step (``sumcycle.sum_cycles``, h58sum): a coarse level of the answer
+has exactly its projection's loads, a cycle never raises the maximum occupancy and keeps
+only a lexicographically better answer, a deadline in a cycle keeps the answer before it,
+and the knob in ``sum_refine``. Referees: ``verify_mapping`` and ``communication_cost``
+from scratch, and ``RefineState.refresh`` (the loads recomputed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import coalloc.taskmap as tm
+from coalloc._shared import interrupt
+from coalloc.taskmap import generators as gen
+from coalloc.taskmap import sumcycle
+from coalloc.taskmap.hierarchy import topology
+from coalloc.taskmap.levels import TaskLevel
+from coalloc.taskmap.refinement import RefineState
+from coalloc.taskmap.sumrefine import sum_refine
+
+
+def _scores(tasks, res, mapping):
+    report = tm.verify_mapping(tasks, res, mapping)
+    assert report.valid, report.problems
+    return float(report.max_occupancy), tm.communication_cost(tasks, res, mapping)
+
+
+def _instance(seed: int, shape: tuple, racks: int, cores: int, spread: bool):
+    tasks = gen.stencil_task_graph(shape, compute=(0.5, 2.0) if spread else 1.0,
+                                   volume=(0.5, 4.0), seed=seed)  # fmt: skip
+    res = gen.hierarchical_cluster(n_racks=racks, nodes_per_rack=2, cores_per_node=cores,
+                                   speed=(0.5, 3.0) if spread else 1.0, seed=seed)  # fmt: skip
+    topo, fine = topology(res), TaskLevel.of(tasks)
+    m = np.random.default_rng(seed).integers(0, topo.P, tasks.n)
+    return tasks, res, topo, fine, m
+
+
+instances = st.tuples(st.integers(0, 400), st.sampled_from([(6, 6), (8, 5), (4, 4, 3)]),
+                      st.integers(1, 3), st.integers(1, 2), st.booleans())  # fmt: skip
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(instances)
+def test_a_coarse_level_has_its_projections_loads(args):
+    _, _, topo, fine, m = _instance(*args)
+    got = sumcycle._coarser(fine, m)
+    if got is None:
+        return
+    coarse, cmap, mc = got
+    np.testing.assert_array_equal(mc[cmap], m)  # a coarse vertex sits on one processor
+    assert coarse.n < fine.n and coarse.vw.sum() == pytest.approx(fine.vw.sum())
+    a, b = RefineState(topo, fine, m), RefineState(topo, coarse, mc)
+    np.testing.assert_allclose(b.nload, a.nload, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(b.lload, a.lload, rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(instances)
+def test_a_cycle_keeps_only_a_lexicographically_better_answer(args):
+    tasks, res, topo, fine, m = _instance(*args)
+    state = RefineState(topo, fine, m)
+    occ0, sum0 = _scores(tasks, res, topo.order_nodes[state.m])
+    kept = sumcycle.sum_cycles(state, lambda s: sum_refine(s, max(200, 4 * s.level.n)))
+    occ1, sum1 = _scores(tasks, res, topo.order_nodes[state.m])
+    assert occ1 <= occ0 * (1 + 1e-9)
+    if kept:
+        assert occ1 < occ0 * (1 - 1e-12) or sum1 < sum0
+    else:
+        np.testing.assert_array_equal(state.m, m)
+    nload, lload = state.nload.copy(), state.lload.copy()
+    state.refresh()
+    np.testing.assert_allclose(nload, state.nload, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(lload, state.lload, rtol=1e-9, atol=1e-12)
+
+
+def test_a_deadline_in_a_cycle_keeps_the_answer_before_it():
+    tasks, res, topo, fine, m = _instance(3, (8, 8), 2, 2, True)
+    calls = []
+
+    def refine(s):
+        calls.append(s.level.n)
+        if len(calls) == 2:  # the second level of the first cycle
+            raise interrupt.DeadlinePassed()
+        return sum_refine(s, max(200, 4 * s.level.n))
+
+    state = RefineState(topo, fine, m)
+    with pytest.raises(interrupt.DeadlinePassed):  # passed on, as a stop in the moves
+        sumcycle.sum_cycles(state, refine)
+    assert len(calls) == 2 and calls[0] < fine.n  # stopped inside the cycle
+    np.testing.assert_array_equal(state.m, m)
+    nload, lload = state.nload.copy(), state.lload.copy()
+    state.refresh()  # the loads are the entry mapping's
+    np.testing.assert_allclose(nload, state.nload, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(lload, state.lload, rtol=1e-9, atol=1e-12)
+    _scores(tasks, res, topo.order_nodes[state.m])
+
+
+def test_no_cycle_starts_where_the_deadline_is_too_near(monkeypatch):
+    """``fits``: untimed always; under a deadline only with ``CYCLE_ROOM`` x the step's
+    seconds x the cycles left (a stand-in deadline, no clock race: 1 s and 1 ms away)."""
+    import time
+
+    assert sumcycle.fits(1e9)  # no deadline in force
+    now = time.perf_counter_ns()
+    monkeypatch.setattr(interrupt, "deadline_ns", lambda: now + 10**9)
+    monkeypatch.setattr(sumcycle, "CYCLE_CPU", None)  # the cycles run where they start
+    assert sumcycle.fits(0.0) and not sumcycle.fits(1.0)
+    monkeypatch.setattr(interrupt, "deadline_ns", lambda: now + 10**6)
+    assert not sumcycle.fits(0.01)
+    tasks, res, topo, fine, m = _instance(0, (8, 8), 2, 2, True)
+    got = {}
+    for near in (False, True):  # sum_refine with the deadline far away, then too near
+        monkeypatch.setattr(sumcycle, "fits", lambda s, near=near: not near)
+        state = RefineState(topo, fine, m)
+        sum_refine(state, 4 * fine.n)
+        got[near] = _scores(tasks, res, topo.order_nodes[state.m])
+    monkeypatch.setattr(sumcycle, "VCYCLES", 0)
+    state = RefineState(topo, fine, m)
+    sum_refine(state, 4 * fine.n)
+    assert got[True] == _scores(tasks, res, topo.order_nodes[state.m])  # as without cycles
+    assert got[False][1] < got[True][1]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 4])
+def test_the_knob_in_sum_refine(monkeypatch, seed):
+    """From a mapping at random, the cycles lower the sum the step alone leaves (fails
+    without them) and the maximum is no higher."""
+    tasks, res, topo, fine, m = _instance(seed, (8, 8), 2, 2, True)
+    monkeypatch.setattr(sumcycle, "CYCLE_CPU", None)  # the cycles, not their CPU cap
+    out = {}
+    for cycles in (0, 2):
+        monkeypatch.setattr(sumcycle, "VCYCLES", cycles)
+        state = RefineState(topo, fine, m)
+        sum_refine(state, 4 * fine.n)
+        out[cycles] = _scores(tasks, res, topo.order_nodes[state.m])
+    assert out[2][0] <= out[0][0] * (1 + 1e-9)
+    assert out[2][1] < out[0][1]
+
+
+def test_the_cpu_cap_undoes_the_cycle_it_stops(monkeypatch):
+    """``CYCLE_CPU``: a cap already spent stops the first cycle before its first level's
+    step and keeps the entry mapping; no cap (``None``) runs the cycle."""
+    tasks, res, topo, fine, m = _instance(3, (8, 8), 2, 2, True)
+    calls = []
+
+    def refine(s):
+        calls.append(s.level.n)
+        return sum_refine(s, max(200, 4 * s.level.n))
+
+    monkeypatch.setattr(sumcycle, "CYCLE_CPU", 0.0)
+    state = RefineState(topo, fine, m)
+    assert sumcycle.sum_cycles(state, refine, step_cpu=-1.0) == 0
+    assert calls == []
+    np.testing.assert_array_equal(state.m, m)
+    monkeypatch.setattr(sumcycle, "CYCLE_CPU", None)
+    state = RefineState(topo, fine, m)
+    sumcycle.sum_cycles(state, refine, step_cpu=-1.0)
+    assert calls and calls[0] < fine.n  # the coarse levels ran
+    _scores(tasks, res, topo.order_nodes[state.m])
