@@ -37,8 +37,11 @@ __all__ = ["sum_cycles"]
 
 #: V-cycles :func:`~coalloc.taskmap.sumrefine.sum_refine` runs after its moves, at most
 #: (0: none, the step before h58sum). A second runs only when the first lowered the route
-#: cost by at least :data:`CYCLE_GAIN` of it.
-VCYCLES = 2
+#: cost by at least :data:`CYCLE_GAIN` of it. Off (0) on main: uncapped they cost +31-58 %
+#: of untimed CPU on the held-back 24, and :data:`CYCLE_CPU`'s cap reads the process CPU
+#: clock, so an untimed answer would depend on the machine's speed (the seed policy: same
+#: seed, same answer); a cap by counted work is the way to switch them on (lead, session 58).
+VCYCLES = 0
 #: What a cycle runs on each level: ``"blocks"`` (the default) the step without its link
 #: sequences (the block swaps and the moves, swaps and ejections); ``"moves"`` the moves,
 #: swaps and ejections alone (``sumrefine._phases``); ``"full"`` the whole step with its link
