@@ -28,3 +28,26 @@ def clock(monkeypatch) -> FrozenClock:
     monkeypatch.setattr(bounds, "time", fake)
     monkeypatch.setattr(solvers, "time", fake)
     return c
+
+
+@pytest.fixture
+def start_order(monkeypatch) -> list:
+    """The order in which a multilevel run calls its paper starts (``"paper"``) and
+    refines a coarse start (``"refined"``), appended to the list returned, the real
+    functions still doing the work."""
+    from coalloc.taskmap import multilevel as ml
+
+    order: list = []
+    real_paper, real_refined = ml._paper_starts, ml._refined_start
+
+    def paper(*a, **k):
+        order.append("paper")
+        return real_paper(*a, **k)
+
+    def refined(*a, **k):
+        order.append("refined")
+        return real_refined(*a, **k)
+
+    monkeypatch.setattr(ml, "_paper_starts", paper)
+    monkeypatch.setattr(ml, "_refined_start", refined)
+    return order

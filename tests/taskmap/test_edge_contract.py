@@ -123,7 +123,8 @@ def test_no_fitting_start_stops_the_run_at_once(monkeypatch):
 
 
 @pytest.mark.parametrize("method", ["portfolio", "multilevel"])
-def test_the_default_alone_makes_the_paper_starts_late_at_tiny_budgets(monkeypatch, method):
+def test_the_default_alone_makes_the_paper_starts_late_at_tiny_budgets(monkeypatch, method,
+                                                                       start_order):
     """``portfolio.PAPER_AFTER_BELOW`` (h58edge): the default's multilevel member, under a
     budget below it, refines its first coarse start before the paper's starts; the named
     ``"multilevel"`` keeps its order (the paper's first; its module's knob is off). No
@@ -133,19 +134,7 @@ def test_the_default_alone_makes_the_paper_starts_late_at_tiny_budgets(monkeypat
     from coalloc.taskmap import portfolio as pf
 
     tasks, res = tm.generators.table1_instance(1, 7103)
-    order = []
-    real_paper, real_refined = ml._paper_starts, ml._refined_start
-
-    def paper(*a, **k):
-        order.append("paper")
-        return real_paper(*a, **k)
-
-    def refined(*a, **k):
-        order.append("refined")
-        return real_refined(*a, **k)
-
-    monkeypatch.setattr(ml, "_paper_starts", paper)
-    monkeypatch.setattr(ml, "_refined_start", refined)
+    order = start_order
     monkeypatch.setattr(pf, "PAPER_AFTER_BELOW", 1000.0)
     result = tm.solve(tasks, res, method, seed=0, time_limit=600.0, bound=False)
     assert tm.verify_mapping(tasks, res, result.mapping).valid

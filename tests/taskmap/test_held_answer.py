@@ -173,25 +173,14 @@ def test_an_untimed_answer_is_never_above_its_early_answer(monkeypatch, case):
 
 @pytest.mark.parametrize("below, timed, paper_first", [(0.0, True, True), (1e9, True, False),
                                                        (1e9, False, True)])  # fmt: skip
-def test_the_tiny_budget_knob_orders_the_paper_starts(monkeypatch, below, timed, paper_first):
+def test_the_tiny_budget_knob_orders_the_paper_starts(monkeypatch, below, timed, paper_first,
+                                                     start_order):
     """``PAPER_AFTER_BELOW`` (off by default; h55tmap measured it against the audit): under
     a budget below it the paper's starts come after the first coarse start's refinement;
     off, or untimed, before the coarsening. No clock: the budget (600 s) is compared with
     the knob. The answer is verified either way."""
     tasks, res = tm.generators.table1_instance(1, 7103)
-    order = []
-    real_paper, real_refined = ml._paper_starts, ml._refined_start
-
-    def paper(*a, **k):
-        order.append("paper")
-        return real_paper(*a, **k)
-
-    def refined(*a, **k):
-        order.append("refined")
-        return real_refined(*a, **k)
-
-    monkeypatch.setattr(ml, "_paper_starts", paper)
-    monkeypatch.setattr(ml, "_refined_start", refined)
+    order = start_order
     monkeypatch.setattr(ml, "PAPER_AFTER_BELOW", below)
     run = with_time_limit(ml.map_multilevel, lambda *a, **k: None) if timed else ml.map_multilevel
     result = run(tasks, res, seed=0, **({"time_limit": 600.0} if timed else {}))

@@ -30,7 +30,7 @@ import numpy as np
 
 from .._shared import interrupt
 from .._shared.params import _TimeLimitReached
-from .latticebound import find_lattice
+from .latticebound import find_lattice, side_capacities
 from .model import ResourceGraph, TaskGraph
 
 __all__ = ["grid_layout", "grid_candidate", "offer_grid", "GRID_STARTS"]
@@ -69,12 +69,7 @@ def _tree(resources: ResourceGraph):
     if sides.ncomp < 2:
         return None
     nc = sides.ncomp
-    own = np.bincount(sides.pcomp, weights=sides.cap, minlength=nc)
-    sub = own.copy()
-    for c in sides.order.tolist():  # leaves first
-        p = sides.parent[c]
-        if p >= 0:
-            sub[p] += sub[c]
+    _, sub = side_capacities(sides)
     children: list = [[] for _ in range(nc)]
     for c in sides.order[::-1].tolist():  # root first: children in index order
         p = sides.parent[c]

@@ -157,6 +157,18 @@ def _axis_volume(shape: tuple, keys: np.ndarray, vols: np.ndarray, n: int) -> fl
     return least if least > 0 else 0.0
 
 
+def side_capacities(sides) -> tuple:
+    """``(own, sub)`` of a tree of sides (``cutbound._Sides``): the capacity of each side's
+    own processors, and of its whole subtree."""
+    own = np.bincount(sides.pcomp, weights=sides.cap, minlength=sides.ncomp)
+    sub = own.copy()
+    for c in sides.order.tolist():  # leaves first
+        p = sides.parent[c]
+        if p >= 0:
+            sub[p] += sub[c]
+    return own, sub
+
+
 def _groups(resources: ResourceGraph) -> list:
     """Per depth of the tree of sides (from 1): ``(C, b, C_rest)``: the capacities and
     uplink bandwidths of the sides at that depth (each with its subtree) and the capacity
@@ -169,12 +181,7 @@ def _groups(resources: ResourceGraph) -> list:
     for c in sides.order[::-1].tolist():  # root first
         p = sides.parent[c]
         depth[c] = 0 if p < 0 else depth[p] + 1
-    own = np.bincount(sides.pcomp, weights=sides.cap, minlength=nc)
-    sub = own.copy()
-    for c in sides.order.tolist():  # leaves first
-        p = sides.parent[c]
-        if p >= 0:
-            sub[p] += sub[c]
+    own, sub = side_capacities(sides)
     out = []
     for dep in range(1, int(depth.max()) + 1 if nc else 1):
         at = np.flatnonzero((depth == dep) & (sub > 0))
