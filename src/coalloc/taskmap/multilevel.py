@@ -93,14 +93,7 @@ from .model import ResourceGraph, TaskGraph, check_graphs
 from .occupancy import max_occupancy, occupancy_graph
 from .refinement import RefineState, cut_refine, refine
 from .result import TaskMappingResult
-from .starts import (
-    _FINE_WORK,
-    _coarse_starts,
-    _paper_starts,
-    _plan,
-    _processor_sets,
-    _quick_start,
-)
+from .starts import _FINE_WORK, _coarse_starts, _paper_starts, _plan, _processor_sets, _quick_start
 from .sumrefine import held_sum, sum_refine
 from .swaprefine import swapped
 
