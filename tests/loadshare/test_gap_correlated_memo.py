@@ -13,18 +13,28 @@ from coalloc.loadshare.gap.tabu import TabuState
 
 
 @pytest.fixture
-def memos(monkeypatch):
+def knobs_seen(monkeypatch):
+    """``watch(field)``: the list of that knob's value in every tabu kernel call from now on."""
+
+    def watch(field: str) -> list:
+        seen: list = []
+        real = TabuState.run
+
+        def spy(self, cost, weight, capacity, iterations, knobs, until=None):
+            seen.append(getattr(knobs, field))
+            return real(self, cost, weight, capacity, iterations, knobs, until)
+
+        monkeypatch.setattr(TabuState, "run", spy)
+        return seen
+
+    return watch
+
+
+@pytest.fixture
+def memos(monkeypatch, knobs_seen):
     """The rule on (memo 1), and the memo every kernel call ran with."""
     monkeypatch.setattr(gap.search, "_CORRELATED_MEMO", 1)
-    seen = []
-    real = TabuState.run
-
-    def spy(self, cost, weight, capacity, iterations, knobs, until=None):
-        seen.append(knobs.memo)
-        return real(self, cost, weight, capacity, iterations, knobs, until)
-
-    monkeypatch.setattr(TabuState, "run", spy)
-    return seen
+    return knobs_seen("memo")
 
 
 @pytest.mark.parametrize("kind, want", [("d", 1), ("c", tabu._MEMO)])
@@ -61,18 +71,13 @@ def test_the_memo_on_every_call_still_verifies(monkeypatch):
 
 
 @pytest.mark.parametrize("kind, base", [("d", 77), ("c", 0)])
-def test_timed_calls_take_the_restart_base_on_correlated_instances(monkeypatch, kind, base):
+def test_timed_calls_take_the_restart_base_on_correlated_instances(
+    monkeypatch, knobs_seen, kind, base
+):
     """``search._CORRELATED_RESTART``: timed rounds on type d start the restart rule at
     its value, type c at the package's ``tabu._RESTART``; both answers check out."""
     monkeypatch.setattr(gap.search, "_CORRELATED_RESTART", 77)
-    seen = []
-    real = TabuState.run
-
-    def spy(self, cost, weight, capacity, iterations, knobs, until=None):
-        seen.append(knobs.restart)
-        return real(self, cost, weight, capacity, iterations, knobs, until)
-
-    monkeypatch.setattr(TabuState, "run", spy)
+    seen = knobs_seen("restart")
     inst = generate_gap(kind, 6, 60, seed=1)
     res = solve_gap(inst, "heuristic", time_limit=0.5, seed=0, with_bound=False)
     assert verify_gap(inst, res.assignment, claimed=res.objective).ok
@@ -97,20 +102,15 @@ def test_restart_after_takes_a_divisor():
 
 
 @pytest.mark.parametrize("kind, grows", [("d", False), ("c", True)])
-def test_timed_calls_take_the_restart_divisor_on_correlated_instances(monkeypatch, kind, grows):
+def test_timed_calls_take_the_restart_divisor_on_correlated_instances(
+    monkeypatch, knobs_seen, kind, grows
+):
     """``search._CORRELATED_RESTART_DIV`` -1: timed rounds on type d keep the restart
     rule's first threshold however many iterations have run; type c's grows (the package's
     growth, made fast here: ``tabu._RESTART_DIV`` 1); both answers check out."""
     monkeypatch.setattr(gap.search, "_CORRELATED_RESTART_DIV", -1)
     monkeypatch.setattr(tabu, "_RESTART_DIV", 1)
-    seen = []
-    real = TabuState.run
-
-    def spy(self, cost, weight, capacity, iterations, knobs, until=None):
-        seen.append(knobs.restart)
-        return real(self, cost, weight, capacity, iterations, knobs, until)
-
-    monkeypatch.setattr(TabuState, "run", spy)
+    seen = knobs_seen("restart")
     inst = generate_gap(kind, 6, 60, seed=1)
     res = solve_gap(inst, "heuristic", time_limit=0.5, seed=0, with_bound=False)
     assert verify_gap(inst, res.assignment, claimed=res.objective).ok
