@@ -114,7 +114,7 @@ def test_no_cycle_starts_where_the_deadline_is_too_near(monkeypatch):
     assert sumcycle.fits(1e9)  # no deadline in force
     now = time.perf_counter_ns()
     monkeypatch.setattr(interrupt, "deadline_ns", lambda: now + 10**9)
-    monkeypatch.setattr(sumcycle, "CYCLE_CPU", None)  # the cycles run where they start
+    monkeypatch.setattr(sumcycle, "CYCLE_WORK", None)  # the cycles run where they start
     assert sumcycle.fits(0.0) and not sumcycle.fits(1.0)
     monkeypatch.setattr(interrupt, "deadline_ns", lambda: now + 10**6)
     assert not sumcycle.fits(0.01)
@@ -137,7 +137,7 @@ def test_the_knob_in_sum_refine(monkeypatch, seed):
     """From a mapping at random, the cycles lower the sum the step alone leaves (fails
     without them) and the maximum is no higher."""
     tasks, res, topo, fine, m = _instance(seed, (8, 8), 2, 2, True)
-    monkeypatch.setattr(sumcycle, "CYCLE_CPU", None)  # the cycles, not their CPU cap
+    monkeypatch.setattr(sumcycle, "CYCLE_WORK", None)  # the cycles, not their work cap
     out = {}
     for cycles in (0, 2):
         monkeypatch.setattr(sumcycle, "VCYCLES", cycles)
@@ -148,9 +148,9 @@ def test_the_knob_in_sum_refine(monkeypatch, seed):
     assert out[2][1] < out[0][1]
 
 
-def test_the_cpu_cap_undoes_the_cycle_it_stops(monkeypatch):
-    """``CYCLE_CPU``: a cap already spent stops the first cycle before its first level's
-    step and keeps the entry mapping; no cap (``None``) runs the cycle."""
+def test_a_spent_work_cap_stops_the_cycle_before_its_first_level(monkeypatch):
+    """``CYCLE_WORK``: a cap already spent stops the first cycle before its first
+    contraction and keeps the entry mapping; no cap (``None``) runs the cycle."""
     tasks, res, topo, fine, m = _instance(3, (8, 8), 2, 2, True)
     calls = []
 
@@ -158,13 +158,91 @@ def test_the_cpu_cap_undoes_the_cycle_it_stops(monkeypatch):
         calls.append(s.level.n)
         return sum_refine(s, max(200, 4 * s.level.n))
 
-    monkeypatch.setattr(sumcycle, "CYCLE_CPU", 0.0)
+    monkeypatch.setattr(sumcycle, "CYCLE_WORK", 1.0)
     state = RefineState(topo, fine, m)
-    assert sumcycle.sum_cycles(state, refine, step_cpu=-1.0) == 0
+    assert sumcycle.sum_cycles(state, refine, step_work=-1.0) == 0
     assert calls == []
     np.testing.assert_array_equal(state.m, m)
-    monkeypatch.setattr(sumcycle, "CYCLE_CPU", None)
+    monkeypatch.setattr(sumcycle, "CYCLE_WORK", None)
     state = RefineState(topo, fine, m)
-    sumcycle.sum_cycles(state, refine, step_cpu=-1.0)
+    sumcycle.sum_cycles(state, refine, step_work=-1.0)
     assert calls and calls[0] < fine.n  # the coarse levels ran
     _scores(tasks, res, topo.order_nodes[state.m])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 4])
+def test_a_work_cap_inside_a_cycle_keeps_the_levels_refined(monkeypatch, seed):
+    """The cap passed after the coarsest level's step: the finer levels are not refined,
+    that level's answer is projected down (its loads are the projection's: consistent) and
+    kept only when lexicographically better; the maximum never rises."""
+    tasks, res, topo, fine, m = _instance(seed, (8, 8), 2, 2, True)
+    calls = []
+
+    def refine(s):
+        calls.append(s.level.n)
+        moved = sum_refine(s, max(200, 4 * s.level.n))
+        sumcycle.charge(1e15)  # the cap passed after this level
+        return moved
+
+    monkeypatch.setattr(sumcycle, "VCYCLES", 0)  # from the step's answer: contractible
+    state = RefineState(topo, fine, m)
+    sum_refine(state, 4 * fine.n)
+    m = state.m.copy()
+    monkeypatch.setattr(sumcycle, "CYCLE_WORK", 1.0)
+    state = RefineState(topo, fine, m)
+    state.refresh()
+    entry = (state.maximum(), sumcycle._cost(state))
+    kept = sumcycle.sum_cycles(state, refine, cycles=2, step_work=1e12)
+    assert len(calls) == 1 and calls[0] < fine.n  # the coarsest level only, one cycle
+    nload, lload = state.nload.copy(), state.lload.copy()
+    state.refresh()
+    np.testing.assert_allclose(nload, state.nload, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(lload, state.lload, rtol=1e-9, atol=1e-12)
+    occ, cost = _scores(tasks, res, topo.order_nodes[state.m])
+    assert occ <= entry[0] * (1 + 1e-9)
+    if kept:
+        assert occ < entry[0] * (1 - 1e-9) or cost < entry[1] * (1 - 1e-12)
+    else:
+        np.testing.assert_array_equal(state.m, m)
+
+
+def test_same_answer_whatever_the_clocks_say(monkeypatch):
+    """The cap counts work, reads no clock: ``sum_refine`` with its cycles gives the same
+    mapping with every clock of :mod:`time` frozen and with them racing (a second a
+    call). Fails if a clock decides the cycles again (h58sum's ``CYCLE_CPU`` read
+    ``time.process_time``: racing, it stopped every cycle). The cycles must change the
+    answer here, or the test would pass with none."""
+    import time
+
+    tasks, res, topo, fine, m = _instance(0, (8, 8), 2, 2, True)
+    names = ("process_time", "perf_counter", "monotonic", "time", "thread_time")
+    real = {k: getattr(time, k) for k in names}
+
+    def answer(clocks):
+        if clocks:
+            for k in names:
+                monkeypatch.setattr(time, k, clocks[k])
+        try:
+            state = RefineState(topo, fine, m)
+            sum_refine(state, 4 * fine.n)
+        finally:
+            for k in names:
+                monkeypatch.setattr(time, k, real[k])
+        return state.m.copy()
+
+    def frozen(k):
+        return lambda: 1000.0
+
+    def racing(k):
+        box = [0.0]
+
+        def clock():
+            box[0] += 1.0
+            return box[0]
+        return clock
+
+    got = [answer({k: f(k) for k in names}) for f in (frozen, racing)]
+    np.testing.assert_array_equal(got[0], got[1])
+    np.testing.assert_array_equal(got[0], answer(None))
+    monkeypatch.setattr(sumcycle, "VCYCLES", 0)
+    assert not np.array_equal(got[0], answer(None))  # the cycles changed the answer

@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._shared import interrupt
+from . import sumcycle
 from .levels import TaskLevel
 from .refinement import TINY, RefineState
 
@@ -90,6 +91,7 @@ def _round(qs: RefineState, c: np.ndarray, cs: sp.csr_matrix, d: np.ndarray,
     same sparse): the swaps kept."""
     pos = qs.m
     n = c.shape[0]
+    sumcycle.charge(float(n * n + cs.nnz * n))  # the gains of every pair of blocks
     dp = d[pos][:, pos]
     mm = np.asarray(cs @ dp)  # dp symmetric: C D^T (sparse: the quotient has few pairs)
     diag = np.diag(mm)
@@ -100,6 +102,7 @@ def _round(qs: RefineState, c: np.ndarray, cs: sp.csr_matrix, d: np.ndarray,
     if not good.shape[0]:
         return 0
     good = good[np.argsort(-g[good], kind="stable")][: _WALK * n]
+    sumcycle.charge(float(good.shape[0] * n))  # each try's gain against every position
     kept = 0
     for k in good.tolist():
         interrupt.check()  # between swaps: the quotient's loads are consistent here

@@ -54,6 +54,16 @@ GRID_SHARE = 0.5
 #: volume (the benchmark's stencils 1.0; the pipelines' spurious lattices in their jobs'
 #: cliques 0.30-0.38: there the layout cost 0.08 s of CPU for nothing).
 LATTICE_SHARE = 0.5
+#: :func:`offer_grid` gives the layout it keeps the sum step
+#: (:func:`coalloc.taskmap.sumrefine.sum_step_until`: moves under its maximum occupancy as a
+#: cap, the lexicographic order: the maximum first, then the route cost), as the multilevel
+#: mapper's answer has had it (h59sum: stencil 32x32 on 2x4x8 het had 3.66x the best peer's
+#: sum where the layout won the bottleneck).
+GRID_SUM = True
+#: The sum step runs on a layout whose maximum is at most ``1 + GRID_SUM_NEAR`` times the
+#: caller's (its link step may lower the maximum: stencil 32x32 on 2x4x8 het of
+#: ``bench/taskmap/vs_peers.py``, the layout 17.5 -> 17.0 against the multilevel's 17.38).
+GRID_SUM_NEAR = 0.05
 _MAX_N = 1 << 18
 #: The sides' weights in the split: the capacity below each, or its uplink's bandwidth
 #: (processors: their capacity).
@@ -340,9 +350,13 @@ def grid_candidate(tasks: TaskGraph, resources: ResourceGraph,
 
 
 def offer_grid(tasks: TaskGraph, resources: ResourceGraph, result,
-               m: Optional[np.ndarray]) -> tuple:  # fmt: skip
+               m: Optional[np.ndarray], until: Optional[float] = None,
+               sum_step: bool = True) -> tuple:  # fmt: skip
     """The default's hook: ``result`` with the mapping ``m`` (:func:`grid_candidate`) when
-    that has a strictly lower maximum occupancy (its ``message`` left to the caller).
+    that has a strictly lower maximum occupancy (its ``message`` left to the caller). With
+    :data:`GRID_SUM` and ``sum_step``, ``m`` is first given the sum step (never a higher
+    maximum, stopped at ``until``) where its maximum is within :data:`GRID_SUM_NEAR` of
+    ``result``'s.
 
     Parameters
     ----------
@@ -352,6 +366,11 @@ def offer_grid(tasks: TaskGraph, resources: ResourceGraph, result,
         The answer held (not modified).
     m : ndarray of int64 or None
         The candidate (None: ``result`` as it is).
+    until : float, optional
+        The caller's deadline (a :func:`time.perf_counter` instant) for the sum step; None:
+        none (the step's tries are counted: the answer depends on the arguments only).
+    sum_step : bool, default True
+        The caller's ``sum_refine`` parameter (False: no sum step).
 
     Returns
     -------
@@ -363,7 +382,14 @@ def offer_grid(tasks: TaskGraph, resources: ResourceGraph, result,
     from .occupancy import max_occupancy, occupancy_graph
 
     occ, bott = max_occupancy(tasks, resources, m)
-    if result.mapping is not None and not occ < float(result.max_occupancy) * (1 - 1e-12):
+    held = None if result.mapping is None else float(result.max_occupancy)
+    if GRID_SUM and sum_step and (held is None or occ <= held * (1 + GRID_SUM_NEAR)):
+        from .sumrefine import sum_step_until  # the sum step under the layout's maximum
+
+        got = sum_step_until(tasks, resources, m, float(occ), until)
+        if got is not None:  # never a higher maximum; its link step may lower it
+            m, (occ, bott) = got
+    if held is not None and not occ < held * (1 - 1e-12):
         return result, False
     node_occ, link_occ = occupancy_graph(tasks, resources, m)
     history = [*(result.history or []), float(occ)]  # (a stopped result: no mapping, kept)

@@ -289,7 +289,9 @@ def map_portfolio(
     # a box stencil's block layout sized by the machine (h58bound): in the time left, if better
     left = None if limit is None else t0 + limit - time.perf_counter()
     grid_m = gridstarts.grid_candidate(tasks, resources, left)
-    result, grid = gridstarts.offer_grid(tasks, resources, result, grid_m)
+    result, grid = gridstarts.offer_grid(tasks, resources, result, grid_m,
+                                         None if limit is None else t0 + limit,
+                                         params.get("sum_refine", True))  # fmt: skip
     t1 = time.perf_counter()
     timings = {"multilevel": t1 - t0}
     winner, why = "grid layout" if grid else "multilevel", ""

@@ -22,6 +22,7 @@ cycle restores the answer before it and is passed on, as a stop in the step's mo
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Callable, Optional
 
@@ -66,24 +67,31 @@ _SHRINK = 0.75
 #: (stencil27 20x20x8 on a dragonfly 9x4x4 of ``bench/taskmap/heldout.py`` at ``T`` = 1 s:
 #: 47.65 -> 59.47 in both calls while the cycles ran into the deadline; h58sum).
 CYCLE_ROOM = 6.0
-#: The cycles' process CPU (:func:`time.process_time`) at most this many times the CPU the
-#: step before them took; a cycle that passes it stops before its next level and is undone
-#: (``None``: no cap). Untimed on the 24 of ``bench/taskmap/heldout.py`` (load 2.4-12.1,
-#: alternated) the calls' CPU against main (no held-answer step, no cycles): 36.3 s, 0.5:
-#: 44.2 s (+22 %), 1.0: 48.5 s (+34 %), 0.5 with one cycle 48.0 s, no cap 59.0 s against
-#: 37.3 s without cycles (+58 %); within 1.25x of the best peer's sum 16 / 19 / 19 / 19 /
-#: 19 (17 without cycles), the maximum never higher; the 30 of ``vs_peers``: 9.7 / 11.1 /
-#: 11.6 s (h58sum).
-CYCLE_CPU = 0.5
-#: Whether the cap is checked before each contraction as well (not only before a level's
-#: step): the same answers (the CPU clock only grows, a stop there would come before the
-#: coarsest level's step anyway), less CPU spent on a cycle that is undone (ba 3000 m4 on a
-#: tree 16x4x4, untimed: 13.0 -> 11.1 s, main 9.3 s; one call each, load 3.7-5.5, h58sum).
-CYCLE_CPU_COARSEN = True
+#: The cycles' counted work (:func:`charge`: the edges the step's passes scan, its tries
+#: times the mean degree, the block swaps' processor pairs, the contractions' edges) at most
+#: this many times the work the step before them did on the finest level (``None``: no
+#: cap). A cycle that passes it stops before its next contraction or level's step; the
+#: levels already refined are kept (projected down: a coarse level's loads are its
+#: projection's), the keep test of :func:`sum_cycles` decides as for a whole cycle. A count,
+#: no clock: the answer depends on the arguments only (h59sum; h58sum's cap read the process
+#: CPU clock, so an untimed answer depended on the machine's speed and load).
+CYCLE_WORK: Optional[float] = 0.5
+
+_METER = threading.local()
 
 
-class _OverCPU(Exception):
-    """The cycles' CPU cap (:data:`CYCLE_CPU`) passed inside a cycle."""
+def charge(units: float) -> None:
+    """Add ``units`` of work to this thread's meter (:data:`CYCLE_WORK`)."""
+    _METER.work = getattr(_METER, "work", 0.0) + units
+
+
+def metered() -> float:
+    """This thread's work meter: the units :func:`charge` added so far."""
+    return getattr(_METER, "work", 0.0)
+
+
+class _OverWork(Exception):
+    """The cycles' work cap (:data:`CYCLE_WORK`) passed inside a cycle."""
 
 
 def fits(step_seconds: float) -> bool:
@@ -128,39 +136,51 @@ def _cost(state: RefineState) -> float:
 
 
 def _cycle(state: RefineState, refine: Callable[[RefineState], int],
-           cpu_end: Optional[float] = None) -> None:  # fmt: skip
+           work_end: Optional[float] = None) -> bool:  # fmt: skip
     """One V-cycle from ``state``'s mapping: its levels, then ``refine`` on each from the
-    coarsest up (the finest last, in ``state``); :class:`_OverCPU` before a level's step
-    once :func:`time.process_time` has passed ``cpu_end``."""
+    coarsest up (the finest last, in ``state``). Once this thread's meter (:func:`metered`)
+    has passed ``work_end``, the levels left are not refined: the coarsest level refined so
+    far is projected down into ``state`` (unchanged when none was). Whether the cap
+    stopped it."""
     topo = state.topo
 
-    def over() -> None:
-        if cpu_end is not None and time.process_time() > cpu_end:
-            raise _OverCPU
+    def over() -> bool:
+        return work_end is not None and metered() > work_end
+
     levels, maps, m = [state.level], [], state.m.copy()
     while levels[-1].n > _MIN_PER_PROC * topo.P:
         interrupt.check()
-        if CYCLE_CPU_COARSEN:
-            over()
+        if over():
+            return True  # nothing refined: ``state`` as it was
+        charge(float(levels[-1].ip[-1]))
         got = _coarser(levels[-1], m)
         if got is None:
             break
         levels.append(got[0])
         maps.append(got[1])
         m = got[2]
+    if len(levels) > 1 and over():
+        return True
     for d in range(len(levels) - 1, 0, -1):
-        over()
+        if over():  # the levels refined so far, projected down to the finest
+            for e in range(d, 0, -1):
+                m = m[maps[e - 1]]
+            state.m = m
+            state.refresh()
+            return True
         coarse = RefineState(topo, levels[d], m)
         refine(coarse)
         m = coarse.m[maps[d - 1]]
-    over()
     state.m = m
     state.refresh()
+    if over():
+        return True
     refine(state)
+    return False
 
 
 def sum_cycles(state: RefineState, refine: Callable[[RefineState], int],
-               cycles: int = -1, step_cpu: Optional[float] = None) -> int:  # fmt: skip
+               cycles: int = -1, step_work: Optional[float] = None) -> int:  # fmt: skip
     """V-cycles of ``refine`` (the sum step's moves) on ``state`` (module documentation).
 
     Parameters
@@ -173,9 +193,10 @@ def sum_cycles(state: RefineState, refine: Callable[[RefineState], int],
         entry).
     cycles : int, default -1
         At most this many cycles (-1: :data:`VCYCLES`).
-    step_cpu : float, optional
-        The CPU seconds of the step before the cycles: with :data:`CYCLE_CPU` set, the
-        cycles stop (the running one undone) past ``CYCLE_CPU * step_cpu`` of CPU.
+    step_work : float, optional
+        The counted work (:func:`charge`) of the step before the cycles: with
+        :data:`CYCLE_WORK` set, the cycles stop past ``CYCLE_WORK * step_work`` more
+        (the levels of the running cycle already refined kept, when better).
 
     Returns
     -------
@@ -201,17 +222,13 @@ def sum_cycles(state: RefineState, refine: Callable[[RefineState], int],
     """
     cycles = VCYCLES if cycles < 0 else int(cycles)
     kept = 0
-    cpu_end = (None if CYCLE_CPU is None or step_cpu is None
-               else time.process_time() + CYCLE_CPU * step_cpu)  # fmt: skip
+    work_end = (None if CYCLE_WORK is None or step_work is None
+                else metered() + CYCLE_WORK * step_work)  # fmt: skip
     state.refresh()
     for _ in range(cycles):
         m0, top, cost = state.m.copy(), state.maximum(), _cost(state)
         try:
-            _cycle(state, refine, cpu_end)
-        except _OverCPU:  # the cap: the answer before the cycle
-            state.m = m0
-            state.refresh()
-            break
+            stopped = _cycle(state, refine, work_end)
         except interrupt.DeadlinePassed:  # the answer before the cycle, then the stop
             state.m = m0
             state.refresh()
@@ -219,6 +236,8 @@ def sum_cycles(state: RefineState, refine: Callable[[RefineState], int],
         value, after = state.maximum(), _cost(state)
         if value < top * (1 - TINY) or (value <= top * (1 + TINY) and after < cost):
             kept += 1
+            if stopped:
+                break  # the work cap
             if value <= top * (1 + TINY) and not after < cost * (1 - CYCLE_GAIN):
                 break  # too little for another
             continue

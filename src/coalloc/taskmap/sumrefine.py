@@ -143,7 +143,7 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     >>> sum_refine(state, 100), state.m.tolist(), state.maximum()   # a swap, no move
     (2, [1, 1, 0, 0], 2.0)
     """
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0, w0 = time.perf_counter(), sumcycle.metered()
     moved = _sum_core(state, max_work, passes, blocks_first)
     if sumcycle.VCYCLES and state.level.n > state.topo.P > 1 and sumcycle.fits(
         time.perf_counter() - t0
@@ -158,7 +158,7 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
             s.refresh()  # the moves alone, under the level's maximum
             return _phases(_SumWork(s, s.maximum() * (1 - 1e-9), work), passes)
 
-        sumcycle.sum_cycles(state, level_step, step_cpu=time.process_time() - c0)
+        sumcycle.sum_cycles(state, level_step, step_work=sumcycle.metered() - w0)
     return moved
 
 
@@ -256,6 +256,8 @@ def _phases(work: _SumWork, passes: int) -> int:
             state.refresh()
             if applied == 0:
                 break
+    lv = state.level  # each try scores one task's streams
+    sumcycle.charge(work.done * (1.0 + lv.ip[-1] / max(lv.n, 1)))
     return moved
 
 
@@ -302,6 +304,7 @@ def _sum_pass(work: _SumWork, eject: bool):
     state = work.state
     interrupt.check()
     ct, cb, gain = _cross_gains(state)
+    sumcycle.charge(float(state.level.ip[-1] + ct.shape[0]))  # the edges and moves scored
     if not ct.shape[0] or work.spent():
         return None
     work.new_pass()
