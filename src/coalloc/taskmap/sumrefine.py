@@ -82,7 +82,7 @@ def _links_of(state: RefineState, t: int, b: int) -> np.ndarray:
 
 
 def sum_refine(state: RefineState, max_work: int, passes: int = 8,
-               blocks_first: bool = False) -> int:  # fmt: skip
+               blocks_first: bool = False, cycles: int = -1) -> int:  # fmt: skip
     """Moves and swaps of boundary tasks lowering the route cost, the bottleneck as a cap.
 
     The route cost is the sum over the streams of volume x route distance (the sum of ``1 /
@@ -123,6 +123,8 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     blocks_first : bool, default False
         With ``BLOCK_SWAPS = "both"``: the refinement with block swaps first, the moves
         alone second (the order decides only what a deadline leaves: the second is cut).
+    cycles : int, default -1
+        The V-cycles after the moves (-1: ``sumcycle.VCYCLES``).
 
     Returns
     -------
@@ -145,8 +147,9 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     """
     t0, w0 = time.perf_counter(), sumcycle.metered()
     moved = _sum_core(state, max_work, passes, blocks_first)
-    if sumcycle.VCYCLES and state.level.n > state.topo.P > 1 and sumcycle.fits(
-        time.perf_counter() - t0
+    cycles = sumcycle.VCYCLES if cycles < 0 else cycles
+    if cycles and state.level.n > state.topo.P > 1 and sumcycle.fits(
+        time.perf_counter() - t0, cycles
     ):  # V-cycles (h58sum), where they are predicted to end before a deadline in force
         n = state.level.n
 
@@ -158,7 +161,7 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
             s.refresh()  # the moves alone, under the level's maximum
             return _phases(_SumWork(s, s.maximum() * (1 - 1e-9), work), passes)
 
-        sumcycle.sum_cycles(state, level_step, step_work=sumcycle.metered() - w0)
+        sumcycle.sum_cycles(state, level_step, cycles, step_work=sumcycle.metered() - w0)
     return moved
 
 
@@ -639,7 +642,8 @@ def held_sum(topo, fine, m: np.ndarray, history: list) -> tuple:
 SPARE_BLOCKS_FIRST = True
 
 
-def sum_step_until(tasks, resources, mapping: np.ndarray, cap: float, until: float):
+def sum_step_until(tasks, resources, mapping: np.ndarray, cap: float, until: Optional[float],
+                   cycles: int = -1):  # fmt: skip
     """The sum step (:func:`sum_refine`, ``max(200, 4 x tasks)`` tries) on ``mapping``, a
     stopped run's answer (processor ids) of maximum occupancy ``cap``, until ``until`` (a
     :func:`time.perf_counter` instant; the step checks it between its passes, and the
@@ -659,7 +663,8 @@ def sum_step_until(tasks, resources, mapping: np.ndarray, cap: float, until: flo
     before = float(np.dot(fine.iw, topo.cost[state.m[rows], state.m[fine.ix]]))
     try:
         with interrupt.until(until):
-            sum_refine(state, max(200, 4 * fine.n), blocks_first=SPARE_BLOCKS_FIRST)
+            sum_refine(state, max(200, 4 * fine.n), blocks_first=SPARE_BLOCKS_FIRST,
+                       cycles=cycles)  # fmt: skip
     except interrupt.DeadlinePassed:  # state.m: after the passes made (checked below)
         pass
     lower = float(np.dot(fine.iw, topo.cost[state.m[rows], state.m[fine.ix]])) < before * (1 - 1e-9)
