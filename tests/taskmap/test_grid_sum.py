@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import coalloc.taskmap as tm
 from coalloc.taskmap import generators as gen
-from coalloc.taskmap import gridstarts
+from coalloc.taskmap import gridstarts, sumcycle
 from coalloc.taskmap.portfolio import map_portfolio
 
 
@@ -27,6 +27,7 @@ def _case(it: int, shape: tuple, racks: int, nodes: int, cores: int, node_bw: fl
 
 
 def _both(monkeypatch, tasks, res):
+    monkeypatch.setattr(sumcycle, "FINAL_CYCLES", 0)  # the grid's step alone
     out = {}
     for on in (False, True):
         monkeypatch.setattr(gridstarts, "GRID_SUM", on)
@@ -66,6 +67,7 @@ def test_the_step_never_lifts_the_maximum(monkeypatch, it, shape, racks, nodes, 
 def test_no_step_when_the_caller_asks_for_none(monkeypatch):
     """``sum_refine=False`` (the caller's): the layout as it was without the step."""
     tasks, res = _case(10, (16, 16), 3, 3, 2, 5.0, 10.0)
+    monkeypatch.setattr(sumcycle, "FINAL_CYCLES", 0)
     got = {}
     for on in (False, True):
         monkeypatch.setattr(gridstarts, "GRID_SUM", on)

@@ -121,7 +121,7 @@ def test_no_cycle_starts_where_the_deadline_is_too_near(monkeypatch):
     tasks, res, topo, fine, m = _instance(0, (8, 8), 2, 2, True)
     got = {}
     for near in (False, True):  # sum_refine with the deadline far away, then too near
-        monkeypatch.setattr(sumcycle, "fits", lambda s, near=near: not near)
+        monkeypatch.setattr(sumcycle, "fits", lambda s, c=-1, near=near: not near)
         state = RefineState(topo, fine, m)
         sum_refine(state, 4 * fine.n)
         got[near] = _scores(tasks, res, topo.order_nodes[state.m])

@@ -37,7 +37,7 @@ from .._shared.constraints import checked
 from .._shared.milp.highs import HIGHS_STOP_MARGIN, _highs_in_process
 from .._shared.params import offer_incumbent, with_time_limit
 from .._shared.result import settle
-from . import gridstarts, sumcycle
+from . import gridstarts, sumrefine
 from .exact import _model_size, _solve_exact, solve_exact_mapping
 from .model import ResourceGraph, TaskGraph
 from .multilevel import _PAPER_AFTER, map_multilevel
@@ -292,7 +292,7 @@ def map_portfolio(
     result, grid = gridstarts.offer_grid(tasks, resources, result, grid_m,
                                          None if limit is None else t0 + limit,
                                          params.get("sum_refine", True))  # fmt: skip
-    result = sumcycle.final_cycles(tasks, resources, result, None if limit is None else t0 + limit,
+    result = sumrefine.final_cycles(tasks, resources, result, None if limit is None else t0 + limit,
                                    params.get("sum_refine", True))  # the sum's V-cycles, last
     t1 = time.perf_counter()
     timings = {"multilevel": t1 - t0}

@@ -17,7 +17,7 @@ from . import _multilevel, blockswap, sumcycle, swaprefine
 from .levels import expand
 from .refinement import TINY, RefineState
 
-__all__ = ["held_sum", "sum_refine"]
+__all__ = ["final_cycles", "held_sum", "sum_refine"]
 
 #: Partners of most gain a swap candidate of :func:`sum_refine` is paired with, at most.
 _SWAP_TRIES = 8
@@ -675,3 +675,51 @@ def sum_step_until(tasks, resources, mapping: np.ndarray, cap: float, until: Opt
     if after[0] < cap * (1 - 1e-12):  # the link step (swaprefine.LINK_SWAPS): a lower maximum
         return out, after
     return (out, after) if lower and after[0] <= cap * (1 + 1e-12) else None
+
+
+def final_cycles(tasks, resources, result, until: Optional[float] = None,
+                 sum_step: bool = True):  # fmt: skip
+    """The default's answer ``result`` after the sum step with ``sumcycle.FINAL_CYCLES``
+    V-cycles (:func:`sum_step_until`: never a higher maximum occupancy, a
+    lower route cost or maximum kept), or ``result`` itself (no mapping, the knob off,
+    ``sum_step`` False, nothing lower, a time limit without ``sumcycle.FINAL_TIMED``).
+    Stopped at ``until`` (a :func:`time.perf_counter` instant; None: none, the work
+    counted, no clock).
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+    resources : ResourceGraph
+    result : TaskMappingResult
+        The answer (not modified).
+    until : float, optional
+        The caller's deadline.
+    sum_step : bool, default True
+        The caller's ``sum_refine`` parameter (False: ``result`` as it is).
+
+    Returns
+    -------
+    TaskMappingResult
+    """
+    import dataclasses
+
+    from .occupancy import occupancy_graph
+
+    if not sumcycle.FINAL_CYCLES or not sum_step or result.mapping is None:
+        return result
+    if until is not None and (not sumcycle.FINAL_TIMED or time.perf_counter() >= until):
+        return result
+    cap = float(result.max_occupancy)
+    got = sum_step_until(tasks, resources, result.mapping, cap, until, cycles=sumcycle.FINAL_CYCLES)
+    if got is None:
+        return result
+    m, (occ, bott) = got
+    if occ > cap * (1 + 1e-12):
+        return result
+    node_occ, link_occ = occupancy_graph(tasks, resources, m)
+    history = list(result.history or [])
+    if occ < cap * (1 - 1e-12):
+        history.append(float(occ))
+    return dataclasses.replace(result, mapping=m, max_occupancy=float(occ), bottleneck=bott,
+                               node_occupancy=node_occ, link_occupancy=link_occ,
+                               history=history)  # fmt: skip
