@@ -51,6 +51,11 @@ VCYCLES = 0
 #: from a different answer and on 4 of the held-back 24 ended higher (stencil9 30x30 on a
 #: star 40 20.18 -> 20.72, ba 3000 307.96 -> 309.62; h59sum).
 FINAL_CYCLES = 0
+#: Whether the final cycles come after the whole sum step again (True: untimed on the
+#: held-back 24 +41 % CPU, ba 3000 12.5 -> 23 s; h59sum) or alone (False), their work cap
+#: then :data:`CYCLE_WORK` x ``FINAL_WORK`` x the finest level's streams and tasks.
+FINAL_STEP = False
+FINAL_WORK = 8.0
 #: The final cycles under a time limit too (in the time left; False: untimed calls only).
 #: Off: not measured (h59sum ran out of time), and the timed tests of the stopped answer
 #: (``test_sum_reserve``, ``test_sum_spare``, ``test_first_answer``) pin that answer as is.

@@ -151,18 +151,24 @@ def sum_refine(state: RefineState, max_work: int, passes: int = 8,
     if cycles and state.level.n > state.topo.P > 1 and sumcycle.fits(
         time.perf_counter() - t0, cycles
     ):  # V-cycles (h58sum), where they are predicted to end before a deadline in force
-        n = state.level.n
-
-        def level_step(s: RefineState) -> int:
-            work = max(200, max_work * s.level.n // n)
-            if sumcycle.CYCLE_STEP in ("full", "blocks"):
-                return _sum_core(s, work, passes, blocks_first,
-                                 links=sumcycle.CYCLE_STEP == "full")  # fmt: skip
-            s.refresh()  # the moves alone, under the level's maximum
-            return _phases(_SumWork(s, s.maximum() * (1 - 1e-9), work), passes)
-
-        sumcycle.sum_cycles(state, level_step, cycles, step_work=sumcycle.metered() - w0)
+        step = _level_step(state.level.n, max_work, passes, blocks_first)
+        sumcycle.sum_cycles(state, step, cycles, step_work=sumcycle.metered() - w0)
     return moved
+
+
+def _level_step(n: int, max_work: int, passes: int, blocks_first: bool):
+    """The step a V-cycle runs on each level (``sumcycle.CYCLE_STEP``), its tries
+    ``max_work`` scaled by the level's size against the finest's ``n``."""
+
+    def level_step(s: RefineState) -> int:
+        work = max(200, max_work * s.level.n // n)
+        if sumcycle.CYCLE_STEP in ("full", "blocks"):
+            return _sum_core(s, work, passes, blocks_first,
+                             links=sumcycle.CYCLE_STEP == "full")  # fmt: skip
+        s.refresh()  # the moves alone, under the level's maximum
+        return _phases(_SumWork(s, s.maximum() * (1 - 1e-9), work), passes)
+
+    return level_step
 
 
 def _sum_core(state: RefineState, max_work: int, passes: int, blocks_first: bool,
@@ -710,7 +716,11 @@ def final_cycles(tasks, resources, result, until: Optional[float] = None,
     if until is not None and (not sumcycle.FINAL_TIMED or time.perf_counter() >= until):
         return result
     cap = float(result.max_occupancy)
-    got = sum_step_until(tasks, resources, result.mapping, cap, until, cycles=sumcycle.FINAL_CYCLES)
+    if sumcycle.FINAL_STEP:  # the whole step again, then its cycles
+        got = sum_step_until(tasks, resources, result.mapping, cap, until,
+                             cycles=sumcycle.FINAL_CYCLES)  # fmt: skip
+    else:
+        got = _cycles_alone(tasks, resources, result.mapping, cap, until)
     if got is None:
         return result
     m, (occ, bott) = got
@@ -723,3 +733,32 @@ def final_cycles(tasks, resources, result, until: Optional[float] = None,
     return dataclasses.replace(result, mapping=m, max_occupancy=float(occ), bottleneck=bott,
                                node_occupancy=node_occ, link_occupancy=link_occ,
                                history=history)  # fmt: skip
+
+
+def _cycles_alone(tasks, resources, mapping: np.ndarray, cap: float, until: Optional[float]):
+    """:func:`final_cycles` without the step on the finest level first (the answer had it):
+    ``sumcycle.FINAL_CYCLES`` cycles, their work cap ``sumcycle.CYCLE_WORK`` x
+    ``sumcycle.FINAL_WORK`` x the finest level's streams and tasks (a count). As
+    :func:`sum_step_until` returns."""
+    from .hierarchy import topology
+    from .levels import TaskLevel
+    from .occupancy import max_occupancy
+
+    topo, fine = topology(resources), TaskLevel.of(tasks)
+    if not fine.n > topo.P > 1:
+        return None
+    position = np.empty(resources.n_nodes, dtype=np.int64)
+    position[topo.order_nodes] = np.arange(topo.P)
+    state = RefineState(topo, fine, position[np.asarray(mapping, dtype=np.int64)])
+    step = _level_step(fine.n, max(200, 4 * fine.n), 8, SPARE_BLOCKS_FIRST)
+    try:
+        with interrupt.until(until):
+            kept = sumcycle.sum_cycles(state, step, sumcycle.FINAL_CYCLES,
+                                       step_work=sumcycle.FINAL_WORK * (fine.ip[-1] + fine.n))
+    except interrupt.DeadlinePassed:  # the answer before the stopped cycle
+        kept = 0
+    if not kept:
+        return None
+    out = topo.order_nodes[state.m]
+    after = max_occupancy(tasks, resources, out)
+    return (out, after) if after[0] <= cap * (1 + 1e-12) else None
