@@ -49,8 +49,12 @@ VCYCLES = 0
 #: after them, so the maximum occupancy of the answer is never higher; inside the
 #: multilevel's own steps (:data:`VCYCLES`) a later bottleneck step (the layer moves) starts
 #: from a different answer and on 4 of the held-back 24 ended higher (stencil9 30x30 on a
-#: star 40 20.18 -> 20.72, ba 3000 307.96 -> 309.62; h59sum).
-FINAL_CYCLES = 0
+#: star 40 20.18 -> 20.72, ba 3000 307.96 -> 309.62; h59sum). On (2) with
+#: :data:`FINAL_STEP` False, untimed, alternated (load 5.8-9.2): the held-back 24 within
+#: 1.25x of the best peer's sum 16 -> 18, the sum 0.952x (geometric mean), CPU 46.0 -> 50.7 s
+#: (+10 %), no maximum higher; the 30 of ``vs_peers`` CPU +5 %, the sum 0.981x, no maximum
+#: higher; the digests unchanged (h59sum).
+FINAL_CYCLES = 2
 #: Whether the final cycles come after the whole sum step again (True: untimed on the
 #: held-back 24 +41 % CPU, ba 3000 12.5 -> 23 s; h59sum) or alone (False), their work cap
 #: then :data:`CYCLE_WORK` x ``FINAL_WORK`` x the finest level's streams and tasks.
