@@ -38,10 +38,11 @@ __all__ = ["sum_cycles"]
 
 #: V-cycles :func:`~coalloc.taskmap.sumrefine.sum_refine` runs after its moves, at most
 #: (0: none, the step before h58sum). A second runs only when the first lowered the route
-#: cost by at least :data:`CYCLE_GAIN` of it. Off (0) on main: uncapped they cost +31-58 %
-#: of untimed CPU on the held-back 24, and :data:`CYCLE_CPU`'s cap reads the process CPU
-#: clock, so an untimed answer would depend on the machine's speed (the seed policy: same
-#: seed, same answer); a cap by counted work is the way to switch them on (lead, session 58).
+#: cost by at least :data:`CYCLE_GAIN` of it. Off (0): with the counted cap
+#: (:data:`CYCLE_WORK` 0.5) they cost +5 % of untimed CPU on the held-back 24 and took the
+#: sum within 1.25x of the best peer's 16 -> 19, but the answer's maximum ended higher on 4
+#: of the 24 (a later bottleneck step starts from another answer; h59sum):
+#: :data:`FINAL_CYCLES` runs them on the final answer instead.
 VCYCLES = 0
 #: V-cycles of the sum step on the default's final answer
 #: (:func:`~coalloc.taskmap.sumrefine.final_cycles`, the portfolio's last step before its
