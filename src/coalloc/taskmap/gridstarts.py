@@ -386,7 +386,10 @@ def offer_grid(tasks: TaskGraph, resources: ResourceGraph, result,
     if GRID_SUM and sum_step and (held is None or occ <= held * (1 + GRID_SUM_NEAR)):
         from .sumrefine import sum_step_until  # the sum step under the layout's maximum
 
-        got = sum_step_until(tasks, resources, m, float(occ), until)
+        try:  # a stop in the routes' build (an enclosing deadline): the layout as it is
+            got = sum_step_until(tasks, resources, m, float(occ), until)
+        except (interrupt.DeadlinePassed, _TimeLimitReached):
+            got = None
         if got is not None:  # never a higher maximum; its link step may lower it
             m, (occ, bott) = got
     if held is not None and not occ < held * (1 - 1e-12):
