@@ -251,6 +251,7 @@ def test_same_answer_whatever_the_clocks_say(monkeypatch):
 def _portfolio_pair(monkeypatch, tasks, res):
     from coalloc.taskmap.portfolio import map_portfolio
 
+    monkeypatch.setattr(sumcycle, "VCYCLES", 0)  # none inside the step (the default)
     out = {}
     for final in (0, 2):
         monkeypatch.setattr(sumcycle, "FINAL_CYCLES", final)
@@ -280,7 +281,7 @@ def test_the_final_cycles_lower_the_default_sum(monkeypatch):
     same answer whatever the clocks say (the cap counts work)."""
     import time
 
-    tasks, res, _, _, _ = _instance(0, (12, 10), 2, 2, True)
+    tasks, res, _, _, _ = _instance(3, (10, 8), 2, 2, True)  # measured: 16.54 -> 14.43
     out = _portfolio_pair(monkeypatch, tasks, res)
     assert out[2][0] <= out[0][0] * (1 + 1e-12)
     assert out[2][0] < out[0][0] * (1 - 1e-12) or out[2][1] < out[0][1] * (1 - 1e-9)

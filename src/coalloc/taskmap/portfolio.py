@@ -292,8 +292,6 @@ def map_portfolio(
     result, grid = gridstarts.offer_grid(tasks, resources, result, grid_m,
                                          None if limit is None else t0 + limit,
                                          params.get("sum_refine", True))  # fmt: skip
-    result = sumrefine.final_cycles(tasks, resources, result, None if limit is None else t0 + limit,
-                                   params.get("sum_refine", True))  # the sum's V-cycles, last
     t1 = time.perf_counter()
     timings = {"multilevel": t1 - t0}
     winner, why = "grid layout" if grid else "multilevel", ""
@@ -331,6 +329,8 @@ def map_portfolio(
                 why = f"; the exact solver, at the time limit: {exact.message}"
             elif exact.status == "error":
                 why = f"; the exact solver failed ({exact.message})"
+    result = sumrefine.final_cycles(tasks, resources, result, None if limit is None else t0 + limit,
+                                   params.get("sum_refine", True))  # the sum's V-cycles, last
     if result.mapping is not None and result.status != "time_limit":
         result.status = "feasible"  # settle() makes it optimal when it meets its bound
     result.method = "portfolio"

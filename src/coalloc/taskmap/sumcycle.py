@@ -54,8 +54,11 @@ VCYCLES = 0
 #: :data:`FINAL_STEP` False, untimed, alternated (load 5.8-9.2): the held-back 24 within
 #: 1.25x of the best peer's sum 16 -> 18, the sum 0.952x (geometric mean), CPU 46.0 -> 50.7 s
 #: (+10 %), no maximum higher; the 30 of ``vs_peers`` CPU +5 %, the sum 0.981x, no maximum
-#: higher; the digests unchanged (h59sum).
-FINAL_CYCLES = 2
+#: higher; the digests unchanged (h59sum). **Off (0) all the same**: untimed only
+#: (:data:`FINAL_TIMED`), it breaks "a time limit that is not reached gives the untimed
+#: answer" (``test_multilevel.py::test_same_seed_same_answer_and_solve_default``); on
+#: needs :data:`FINAL_TIMED` too, and the timed tests of the stopped answer reviewed.
+FINAL_CYCLES = 0
 #: Whether the final cycles come after the whole sum step again (True: untimed on the
 #: held-back 24 +41 % CPU, ba 3000 12.5 -> 23 s; h59sum) or alone (False), their work cap
 #: then :data:`CYCLE_WORK` x ``FINAL_WORK`` x the finest level's streams and tasks.
