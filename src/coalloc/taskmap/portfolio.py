@@ -40,7 +40,7 @@ from .._shared.result import settle
 from . import gridstarts
 from .exact import _model_size, _solve_exact, solve_exact_mapping
 from .model import ResourceGraph, TaskGraph
-from .multilevel import _PAPER_AFTER, map_multilevel
+from .multilevel import _mapped, _Tuning, map_multilevel
 from .result import TaskMappingResult, stopped_result
 
 __all__ = [
@@ -227,6 +227,17 @@ def sum_in_spare_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMa
     return result
 
 
+def _member(tasks: TaskGraph, resources: ResourceGraph, *, seed: Optional[int] = 0,
+            **params: Any) -> TaskMappingResult:  # fmt: skip
+    """The default's multilevel member: :func:`~coalloc.taskmap.multilevel.map_multilevel`
+    (``params`` its keywords, checked by the portfolio's table) with the default's own order
+    under a tiny budget, :data:`PAPER_AFTER_BELOW`, passed down as a parameter."""
+    given = inspect.signature(map_multilevel).bind(tasks, resources, seed=seed, **params)
+    given.apply_defaults()
+    tuning = {k: v for k, v in given.arguments.items() if k not in ("tasks", "resources", "seed")}
+    return _mapped(tasks, resources, seed, _Tuning(**tuning), PAPER_AFTER_BELOW)
+
+
 def _stopped(tasks, resources, **stop):
     return stopped_result(tasks, resources, **{**stop, "method": "portfolio"})
 
@@ -276,14 +287,10 @@ def map_portfolio(
     # the values were checked by the table (@checked); these only fix their types
     limit = None if time_limit is None else float(time_limit)
     cells = int(exact_cells)
-    timed = with_time_limit(map_multilevel, _stopped)
+    timed = with_time_limit(_member, _stopped)
     reserve = 0.0 if limit is None or not params.get("sum_refine", True) else SUM_RESERVE * limit
     ml_limit = None if limit is None else limit - reserve
-    token = _PAPER_AFTER.set(PAPER_AFTER_BELOW)  # the default's own order at tiny budgets
-    try:
-        result = timed(tasks, resources, seed=seed, time_limit=ml_limit, **params)
-    finally:
-        _PAPER_AFTER.reset(token)
+    result = timed(tasks, resources, seed=seed, time_limit=ml_limit, **params)
     if reserve > 0 and result.status == "time_limit" and result.mapping is not None:
         _sum_in_reserve(tasks, resources, result, t0 + limit)
     # a box stencil's block layout sized by the machine (h58bound): in the time left, if better
