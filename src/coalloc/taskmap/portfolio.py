@@ -227,6 +227,62 @@ def sum_in_spare_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMa
     return result
 
 
+#: Timed: the multilevel's answer (stopped by the deadline or not) gets the layer moves
+#: (:func:`~coalloc.taskmap.layermoves.layers_until`) when a link binds it, until the
+#: deadline less the result's update (:func:`_result_seconds`); kept only when the maximum
+#: falls (h59edge; untimed calls have them in the mapper: ``layermoves.LAYERS``). False: off.
+LAYERS_TIMED = True
+#: With :data:`LAYERS_TIMED`, the share of a ``time_limit`` kept from the multilevel's search
+#: for them (a stopped run has no time after it; unused where no link binds: the sum step's
+#: reserve and the spare time get it).
+LAYER_RESERVE = 0.15
+#: Seconds that must be left, past the result's update, for the layer moves to start
+LAYER_MIN = 0.01
+
+
+def _layers_in_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMappingResult,
+                    until: float) -> bool:  # fmt: skip
+    """Layer moves on the timed multilevel answer ``result`` when a link binds it, until
+    ``until`` less :func:`_result_seconds` (:data:`LAYERS_TIMED`); ``result`` is updated in
+    place (mapping, occupancies, history, message) only when the maximum falls. Whether it
+    changed."""
+    import numpy as np
+
+    from .hierarchy import topology
+    from .layermoves import LAYERS, layers_until
+    from .levels import TaskLevel
+    from .occupancy import max_occupancy, occupancy_graph
+
+    if not (LAYERS_TIMED and LAYERS) or result.mapping is None:
+        return False
+    if result.iterations.get("first_answer") or result.max_occupancy <= 0:
+        return False  # stopped before the topology (h56sets): nothing built to move on
+    stop = until - _result_seconds(tasks)
+    if stop - time.perf_counter() < LAYER_MIN:
+        return False
+    node, link = np.asarray(result.node_occupancy), np.asarray(result.link_occupancy)
+    if not link.max(initial=0.0) > node.max(initial=0.0):
+        return False  # a processor binds: not the layers' case
+    topo, fine = topology(resources), TaskLevel.of(tasks)
+    position = np.empty(resources.n_nodes, dtype=np.int64)
+    position[topo.order_nodes] = np.arange(topo.P)
+    m0 = position[np.asarray(result.mapping, dtype=np.int64)]
+    m, value, kept = layers_until(topo, fine, m0, resources.links, stop)
+    cap = float(result.max_occupancy)
+    if not kept or not value < cap * (1 - 1e-12):
+        return False
+    mapping = topo.order_nodes[m]
+    occ, bott = max_occupancy(tasks, resources, mapping)  # from scratch, the family's helper
+    if not float(occ) < cap * (1 - 1e-12):
+        return False
+    result.mapping, result.max_occupancy, result.objective, result.bottleneck = (
+        mapping, occ, float(occ), bott)  # fmt: skip
+    result.node_occupancy, result.link_occupancy = occupancy_graph(tasks, resources, mapping)
+    result.history = [*result.history, float(occ)]
+    result.message = f"{result.message}; layer moves in the time left"
+    return True
+
+
 def _member(tasks: TaskGraph, resources: ResourceGraph, *, seed: Optional[int] = 0,
             **params: Any) -> TaskMappingResult:  # fmt: skip
     """The default's multilevel member: :func:`~coalloc.taskmap.multilevel.map_multilevel`
@@ -289,8 +345,11 @@ def map_portfolio(
     cells = int(exact_cells)
     timed = with_time_limit(_member, _stopped)
     reserve = 0.0 if limit is None or not params.get("sum_refine", True) else SUM_RESERVE * limit
+    reserve += 0.0 if limit is None or not LAYERS_TIMED else LAYER_RESERVE * limit
     ml_limit = None if limit is None else limit - reserve
     result = timed(tasks, resources, seed=seed, time_limit=ml_limit, **params)
+    if limit is not None:  # layer moves where a link binds, in the time left (h59edge)
+        _layers_in_time(tasks, resources, result, t0 + limit)
     if reserve > 0 and result.status == "time_limit" and result.mapping is not None:
         _sum_in_reserve(tasks, resources, result, t0 + limit)
     # a box stencil's block layout sized by the machine (h58bound): in the time left, if better
