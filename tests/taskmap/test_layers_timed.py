@@ -52,7 +52,7 @@ def test_a_past_deadline_leaves_the_mapping_as_it_was():
     assert value == pytest.approx(tm.verify_mapping(tasks, res, topo.order_nodes[m]).max_occupancy)
 
 
-@pytest.mark.parametrize("cut_at", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("cut_at", [1, 2, 3, 4])
 def test_a_deadline_inside_a_try_undoes_that_try(monkeypatch, cut_at):
     """The deadline passes inside the ``cut_at``-th try's bottleneck moves (a spy on
     ``refine`` raises as the deadline's poll would): the mapping is the one before that try
@@ -82,7 +82,7 @@ def test_a_deadline_inside_a_try_undoes_that_try(monkeypatch, cut_at):
     monkeypatch.setattr(layermoves, "refine", spy)
     monkeypatch.setattr(RefineState, "move", move)
     out, value, _ = layermoves.layers_until(topo, fine, m, res.links, time.perf_counter() + 60)
-    assert cut[0]  # (the case makes more than 8 tries)
+    assert cut[0]  # (the case makes more than 4 tries)
     assert np.array_equal(out, starts[cut_at - 1])  # the mapping the cut try started from
     report = tm.verify_mapping(tasks, res, topo.order_nodes[out], claimed=value)
     assert report.valid and report.matches
