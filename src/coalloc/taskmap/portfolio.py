@@ -233,9 +233,11 @@ def sum_in_spare_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMa
 #: falls (h59edge; untimed calls have them in the mapper: ``layermoves.LAYERS``). False: off.
 LAYERS_TIMED = True
 #: With :data:`LAYERS_TIMED`, the share of a ``time_limit`` kept from the multilevel's search
-#: for them (a stopped run has no time after it; unused where no link binds: the sum step's
-#: reserve and the spare time get it).
-LAYER_RESERVE = 0.15
+#: for them (a stopped run has no time after it). 0 (none): at 0.15 the held-back set at
+#: ``T`` = 1 s gained (stencil9 30x30 on star 40 25.65 -> 20.75) but stencil 16^3 on 4x4x16
+#: of ``vs_peers`` lost 1.85-1.91x in three alternated runs (its search needs the whole
+#: second; h59edge, ISSUE40).
+LAYER_RESERVE = 0.0
 #: Seconds that must be left, past the result's update, for the layer moves to start
 LAYER_MIN = 0.01
 
