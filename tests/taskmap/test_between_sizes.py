@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import coalloc.taskmap as tm
-from coalloc.taskmap import hierarchy, layermoves, starts
+from coalloc.taskmap import hierarchy, starts
 from coalloc.taskmap.levels import TaskLevel
 
 
@@ -27,13 +27,6 @@ class _Offers:
 
     def offer(self, value, m, depth, history, **counts):
         self.values.append(float(value))
-
-
-@pytest.fixture(autouse=True)
-def _no_layer_moves(monkeypatch):
-    """The probes alone: the layer moves after the sum step (h58edge follow-up) are off
-    here (they change answers the probes' invariants compare)."""
-    monkeypatch.setattr(layermoves, "LAYERS", False)
 
 
 def _two_racks() -> tm.ResourceGraph:
@@ -239,9 +232,14 @@ def test_under_a_time_limit_the_probes_come_in_rank_order(monkeypatch):
           suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
 @given(seed=st.integers(0, 200), racks=st.integers(1, 3), nodes=st.integers(2, 4))
 @example(seed=32, racks=2, nodes=3)  # the digests' geometric-32
-def test_an_untimed_answer_changes_only_where_it_is_strictly_lower(seed, racks, nodes):
+@example(seed=2, racks=3, nodes=3)  # a tie: a probe's start ends at the same maximum
+@example(seed=21, racks=2, nodes=4)  # (4.6186, 3.0035), another mapping (h59edge)
+def test_an_untimed_answer_is_never_higher_and_changes_only_at_a_tie_or_lower(seed, racks,
+                                                                            nodes):
     # the digests' small geometric graphs on clusters (geometric-32 of the digests: 4.381
-    # rose to 4.550 where the probes took the others' places in the plan)
+    # rose to 4.550 where the probes took the others' places in the plan). The default
+    # settings (the layer moves on); at an equal maximum the probes' start may win the tie
+    # with another mapping (seed 2 and 21: the same maximum with layer moves on or off)
     tasks = tm.generators.geometric_task_graph(12 + seed % 9, seed=seed)
     res = tm.generators.hierarchical_cluster(n_racks=racks, nodes_per_rack=nodes)
     with pytest.MonkeyPatch.context() as mp:
@@ -251,6 +249,6 @@ def test_an_untimed_answer_changes_only_where_it_is_strictly_lower(seed, racks, 
         new = tm.map_multilevel(tasks, res)
     report = tm.verify_mapping(tasks, res, new.mapping)
     assert report.max_occupancy == pytest.approx(new.max_occupancy)
-    if not new.max_occupancy < old.max_occupancy * (1 - 1e-12):
-        assert new.mapping.tolist() == old.mapping.tolist()
-        assert new.max_occupancy == old.max_occupancy
+    assert new.max_occupancy <= old.max_occupancy * (1 + 1e-12)  # lower, or a tie
+    assert tm.verify_mapping(tasks, res, old.mapping).max_occupancy == pytest.approx(
+        old.max_occupancy)  # fmt: skip

@@ -350,14 +350,14 @@ def map_portfolio(
     reserve += 0.0 if limit is None or not LAYERS_TIMED else LAYER_RESERVE * limit
     ml_limit = None if limit is None else limit - reserve
     result = timed(tasks, resources, seed=seed, time_limit=ml_limit, **params)
-    if limit is not None:  # layer moves where a link binds, in the time left (h59edge)
-        _layers_in_time(tasks, resources, result, t0 + limit)
     if reserve > 0 and result.status == "time_limit" and result.mapping is not None:
         _sum_in_reserve(tasks, resources, result, t0 + limit)
     # a box stencil's block layout sized by the machine (h58bound): in the time left, if better
     left = None if limit is None else t0 + limit - time.perf_counter()
     grid_m = gridstarts.grid_candidate(tasks, resources, left)
     result, grid = gridstarts.offer_grid(tasks, resources, result, grid_m)
+    if limit is not None:  # layer moves where a link binds, in the time left (h59edge)
+        _layers_in_time(tasks, resources, result, t0 + limit)
     t1 = time.perf_counter()
     timings = {"multilevel": t1 - t0}
     winner, why = "grid layout" if grid else "multilevel", ""
