@@ -119,8 +119,11 @@ FULL_FIRST = False
 #: already): on the held-back ba 3000 m4 on a tree 16x4x4 the first start's fine
 #: re-bisection (10.8 s untimed, with eigensolves) took the rest of a 1 s call, where the
 #: second start's coarsest level alone reaches 316.9 (the answer 352.9, KaHIP's 322.1;
-#: h59edge). Untimed the order is as before. False: each start's levels in turn, as before.
-COARSE_FIRST = True
+#: h59edge). Untimed the order is as before. **Off**: at ``T`` = 2 s, alternated (load 8-10),
+#: the held-back 24 gm 1.015 (delaunay2d 1000 1.068, delaunay3d 800 1.073, stencil27 20x20x8
+#: 1.249: their fine re-bisections win) and the 30 gm 1.005. False: each start's levels in
+#: turn (the default).
+COARSE_FIRST = False
 
 
 def _prefixes(p: int) -> list:
