@@ -126,6 +126,7 @@ def test_the_timed_step_keeps_only_a_lower_maximum():
     report = tm.verify_mapping(tasks, res, r.mapping, claimed=r.max_occupancy)
     assert report.valid and report.matches and report.max_occupancy < occ * (1 - 1e-9)
     assert r.history[-1] == pytest.approx(report.max_occupancy)
+    assert r.iterations["timed_layers"] >= 1
     again = r.max_occupancy
     assert not pf._layers_in_time(tasks, res, r, time.perf_counter() + 60.0)
     assert r.max_occupancy == again

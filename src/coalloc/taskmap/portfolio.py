@@ -246,8 +246,8 @@ def _layers_in_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMapp
                     until: float) -> bool:  # fmt: skip
     """Layer moves on the timed multilevel answer ``result`` when a link binds it, until
     ``until`` less :func:`_result_seconds` (:data:`LAYERS_TIMED`); ``result`` is updated in
-    place (mapping, occupancies, history, message) only when the maximum falls. Whether it
-    changed."""
+    place (mapping, occupancies, history, ``iterations["timed_layers"]``: the layer moves
+    kept) only when the maximum falls. Whether it changed."""
     import numpy as np
 
     from .hierarchy import topology
@@ -281,7 +281,7 @@ def _layers_in_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMapp
         mapping, occ, float(occ), bott)  # fmt: skip
     result.node_occupancy, result.link_occupancy = occupancy_graph(tasks, resources, mapping)
     result.history = [*result.history, float(occ)]
-    result.message = f"{result.message}; layer moves in the time left"
+    result.iterations = {**result.iterations, "timed_layers": int(kept)}
     return True
 
 
