@@ -285,12 +285,15 @@ def _layers_in_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMapp
     return True
 
 
+_MEMBER_SIGNATURE = inspect.signature(map_multilevel)  # its keywords and their defaults
+
+
 def _member(tasks: TaskGraph, resources: ResourceGraph, *, seed: Optional[int] = 0,
             **params: Any) -> TaskMappingResult:  # fmt: skip
     """The default's multilevel member: :func:`~coalloc.taskmap.multilevel.map_multilevel`
     (``params`` its keywords, checked by the portfolio's table) with the default's own order
     under a tiny budget, :data:`PAPER_AFTER_BELOW`, passed down as a parameter."""
-    given = inspect.signature(map_multilevel).bind(tasks, resources, seed=seed, **params)
+    given = _MEMBER_SIGNATURE.bind(tasks, resources, seed=seed, **params)
     given.apply_defaults()
     tuning = {k: v for k, v in given.arguments.items() if k not in ("tasks", "resources", "seed")}
     return _mapped(tasks, resources, seed, _Tuning(**tuning), PAPER_AFTER_BELOW)
