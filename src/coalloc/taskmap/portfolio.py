@@ -46,6 +46,7 @@ from .result import TaskMappingResult, stopped_result
 __all__ = [
     "map_portfolio",
     "sum_in_spare_time",
+    "layers_in_spare_time",
     "EXACT_CELLS",
     "EXACT_WORK_CELLS",
     "EXACT_NODES",
@@ -283,6 +284,51 @@ def _layers_in_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMapp
     result.history = [*result.history, float(occ)]
     result.iterations = {**result.iterations, "timed_layers": int(kept)}
     return True
+
+
+#: True (the default): :func:`layers_in_spare_time` runs in :func:`~coalloc.taskmap.solve`
+#: after the bound, before the sum step's spare time (h59edge); False: it does nothing.
+LAYERS_SPARE = True
+
+
+def layers_in_spare_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMappingResult,
+                         until: float, pace: float = 1.0) -> TaskMappingResult:  # fmt: skip
+    """The timed layer moves (:func:`_layers_in_time`) on a default answer in the time its
+    caller's budget has left after the bound: a stopped multilevel leaves the portfolio no
+    time of its own, and the time kept for the bound's tests is often not all spent.
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+    resources : ResourceGraph
+    result : TaskMappingResult
+        The answer so far; updated in place only when its maximum occupancy falls
+        (``iterations["timed_layers"]``); its status, bound and gap are the caller's.
+    until : float
+        The caller's deadline on :func:`time.perf_counter`'s clock; the moves stop at it less
+        :func:`_result_seconds` x ``pace`` and :data:`SUM_PROBE` x an occupancy graph's wall
+        seconds, measured first (as :func:`sum_in_spare_time` keeps).
+    pace : float, default 1.0
+        The call's wall / CPU seconds so far (1 to :data:`SUM_PACE_MAX`).
+
+    Returns
+    -------
+    TaskMappingResult
+        ``result``.
+    """
+    from .occupancy import occupancy_graph
+
+    if result.mapping is None or not LAYERS_SPARE or result.iterations.get("first_answer"):
+        return result
+    t0 = time.perf_counter()
+    if until - t0 < _result_seconds(tasks) + LAYER_MIN:
+        return result
+    occupancy_graph(tasks, resources, result.mapping)  # the call's pace (SUM_PROBE)
+    t1 = time.perf_counter()
+    keep = _result_seconds(tasks) * (min(max(float(pace), 1.0), SUM_PACE_MAX) - 1.0) + \
+        SUM_PROBE * (t1 - t0)  # fmt: skip
+    _layers_in_time(tasks, resources, result, until - keep)  # (it keeps _result_seconds too)
+    return result
 
 
 _MEMBER_SIGNATURE = inspect.signature(map_multilevel)  # its keywords and their defaults
