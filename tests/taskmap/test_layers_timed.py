@@ -136,3 +136,33 @@ def test_the_timed_step_keeps_only_a_lower_maximum():
     kept = r2.mapping.copy()
     assert not pf._layers_in_time(tasks, fast, r2, time.perf_counter() + 60.0)
     assert np.array_equal(r2.mapping, kept)
+
+
+def test_the_spare_time_step_lowers_a_link_bound_answer_and_respects_its_switch(monkeypatch):
+    """``layers_in_spare_time`` (solve's spare time after the bound): off, nothing changes;
+    on, with 60 s left, the equal blocks' answer is lowered (verified); with no time left
+    (a deadline already past) nothing changes."""
+    tasks, res, m = _case()
+    topo = topology(res)
+
+    def answer():
+        mapping = topo.order_nodes[m]
+        r = pf._stopped(tasks, res, method_params={}, time_limit=1.0, elapsed=0.0)
+        occ, bott = tm.max_occupancy(tasks, res, mapping)
+        r.mapping, r.max_occupancy, r.bottleneck, r.history = mapping, occ, bott, [float(occ)]
+        r.node_occupancy, r.link_occupancy = tm.occupancy_graph(tasks, res, mapping)
+        r.iterations = {}
+        return r, occ
+
+    monkeypatch.setattr(pf, "LAYERS_SPARE", False)
+    r, occ = answer()
+    pf.layers_in_spare_time(tasks, res, r, time.perf_counter() + 60.0)
+    assert r.max_occupancy == occ and "timed_layers" not in r.iterations
+    monkeypatch.setattr(pf, "LAYERS_SPARE", True)
+    r, occ = answer()
+    pf.layers_in_spare_time(tasks, res, r, time.perf_counter() - 1.0)
+    assert r.max_occupancy == occ
+    pf.layers_in_spare_time(tasks, res, r, time.perf_counter() + 60.0)
+    report = tm.verify_mapping(tasks, res, r.mapping, claimed=r.max_occupancy)
+    assert report.valid and report.matches and report.max_occupancy < occ * (1 - 1e-9)
+    assert r.iterations["timed_layers"] >= 1
