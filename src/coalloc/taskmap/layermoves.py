@@ -17,6 +17,8 @@ than before, and the loop ends (the order strictly falls).
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from .._shared import interrupt
@@ -116,7 +118,7 @@ def _layers(topo: Topology, ends: np.ndarray, state: RefineState, link: int,
 
 
 def layer_refine(topo: Topology, ends: np.ndarray, state: RefineState,
-                 rounds: int = LAYER_ROUNDS) -> int:  # fmt: skip
+                 rounds: int = LAYER_ROUNDS, tries: Optional[int] = None) -> int:  # fmt: skip
     """Layer moves on a link-bound mapping until none helps; returns the number kept.
 
     Parameters
@@ -129,6 +131,9 @@ def layer_refine(topo: Topology, ends: np.ndarray, state: RefineState,
         The mapping, changed in place (never to a worse one in the order of the module).
     rounds : int, default LAYER_ROUNDS
         At most this many layer moves kept.
+    tries : int, optional
+        At most this many layer moves tried (each with up to :data:`LAYER_SETTLE`
+        bottleneck moves); None: no cap.
 
     Returns
     -------
@@ -156,7 +161,8 @@ def layer_refine(topo: Topology, ends: np.ndarray, state: RefineState,
         return 0
     own = None
     kept = 0
-    while kept < rounds:
+    left = np.inf if tries is None else int(tries)
+    while kept < rounds and left > 0:
         node, link = state.occ()
         if link.max(initial=0.0) <= node.max(initial=0.0):
             break  # a processor binds: not the layers' case
@@ -166,6 +172,9 @@ def layer_refine(topo: Topology, ends: np.ndarray, state: RefineState,
         before = _order(state)
         found = False
         for layer in _layers(topo, ends, state, worst, own[:, worst]):
+            if left <= 0:
+                break
+            left -= 1
             interrupt.check()
             saved = state.m.copy()
             try:

@@ -455,10 +455,9 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     """Steps 1-4 of :func:`map_multilevel` (the module's documentation): the quick start,
     the paper's starts, the coarsening (``levels`` extended), the coarse starts and their
     refinement through the levels; every better mapping offered to ``inc`` (which raises
-    :class:`_AtBound` when one meets the lower bound). Returns ``(best, time the starts
-    ended)``, ``best`` = ``(occupancy, mapping, history, initial processors, initial
-    level)``; ``rng`` draws the matching orders; ``run`` gets the moves made and the time
-    the coarsening ended; ``paper_after_below``: :func:`_mapped`'s."""
+    :class:`_AtBound` at the lower bound); timed, layer moves inside. Returns ``(best, time
+    the starts ended)``, ``best`` = ``(occupancy, mapping, history, initial processors,
+    initial level)``; ``rng``: matchings; ``run``: moves, ``paper_after_below``: _mapped's."""
     fine = levels[0]
     quick = _quick_start(topo, fine)
     quick_occ = RefineState(topo, fine, quick).maximum()
@@ -500,12 +499,13 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
         one = (topo, levels, starts[0], coarsest, tasks.n, params["max_moves"], inc, dict(run))
         pre = (lambda: _refined_start(*one)) if GROWN_TIMED == "share" else None
         grown_fine_starts(topo, fine, starts, inc, params["max_moves"], first=pre, predict=pred)
+        timedorder.layers_in_search(topo, fine, None, inc, run, resources.links)
     for k, (start, tops) in enumerate(_plan(starts, params["keep"], coarsest, topo.P, tasks.n)):
         for top in tops:
             found = _refined_start(topo, levels, start, top, tasks.n, params["max_moves"], inc,
                                    run)  # fmt: skip
-            if best is None or found[0] < best[0] * (1 - 1e-12):
-                best = found
+            found = timedorder.layers_in_search(topo, fine, found, inc, run, resources.links)
+            best = found if best is None or found[0] < best[0] * (1 - 1e-12) else best
             if late_paper:  # (a tiny budget: the first refinement done, the paper's now)
                 (paper, first), late_paper = _paper_step(*paper_args), False
             if GROWN_TIMED == "after" and inc.early_by and k == 0 and top == tops[0] > 0:
