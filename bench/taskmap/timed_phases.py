@@ -53,7 +53,8 @@ def instrument() -> None:
         return _timed(builder(self, *args, **kwargs), "incumbent build")
 
     ml._Incumbent._builder = _builder
-    _wrap(portfolio, "map_multilevel", "multilevel(all)")
+    _wrap(portfolio, "_member", "multilevel(all)")  # (the default's member, h59edge)
+    _wrap(portfolio, "_layers_in_time", "layers (timed)")
     _wrap(params, "mark_stopped", "mark_stopped")
     for name, label in [("timed_bound", "stars bound"), ("bound_tests", "bound_tests"),
                         ("pack_in_spare_time", "spare time"), ("settle", "settle")]:  # fmt: skip

@@ -254,3 +254,25 @@ def test_an_untimed_answer_changes_only_where_it_is_strictly_lower(seed, racks, 
     if not new.max_occupancy < old.max_occupancy * (1 - 1e-12):
         assert new.mapping.tolist() == old.mapping.tolist()
         assert new.max_occupancy == old.max_occupancy
+
+
+@pytest.mark.xfail(strict=True, reason="h59edge: the probes raise this answer (5.2346 -> "
+                   "5.2852) with the layer moves on or off: a probe's start (5.285) beats "
+                   "the 12-processor one (5.345) before the steps after the search, which "
+                   "lower that one to 5.2346 and the probe's not at all; the test above "
+                   "passes on its derandomized examples, which miss it")  # fmt: skip
+@pytest.mark.parametrize("layers", [False, True])
+def test_the_probes_never_raise_geometric_101_on_three_racks_of_two(monkeypatch, layers):
+    from coalloc.taskmap import layermoves
+
+    monkeypatch.setattr(layermoves, "LAYERS", layers)
+    tasks = tm.generators.geometric_task_graph(12 + 101 % 9, seed=101)
+    res = tm.generators.hierarchical_cluster(n_racks=3, nodes_per_rack=2)
+    monkeypatch.setattr(starts, "BETWEEN_PROBES", 0)
+    old = tm.map_multilevel(tasks, res)
+    monkeypatch.setattr(starts, "BETWEEN_PROBES", 3)
+    new = tm.map_multilevel(tasks, res)
+    for r in (old, new):
+        assert tm.verify_mapping(tasks, res, r.mapping).max_occupancy == pytest.approx(
+            r.max_occupancy)  # fmt: skip
+    assert new.max_occupancy <= old.max_occupancy * (1 + 1e-12)

@@ -127,7 +127,8 @@ def test_the_default_alone_makes_the_paper_starts_late_at_tiny_budgets(monkeypat
                                                                        start_order):
     """``portfolio.PAPER_AFTER_BELOW`` (h58edge): the default's multilevel member, under a
     budget below it, refines its first coarse start before the paper's starts; the named
-    ``"multilevel"`` keeps its order (the paper's first; its module's knob is off). No
+    ``"multilevel"`` keeps its order (the paper's first; its module's knob is off; the
+    default passes its own as ``multilevel._mapped``'s parameter, h59edge). No
     clock: the budget (600 s) is compared with a knob of 1000 s; no bound (its spare-time
     steps would use the 600 s). Verified answers."""
     from coalloc.taskmap import multilevel as ml
@@ -140,7 +141,7 @@ def test_the_default_alone_makes_the_paper_starts_late_at_tiny_budgets(monkeypat
     assert tm.verify_mapping(tasks, res, result.mapping).valid
     assert order.count("paper") == 1 and "refined" in order
     assert order[:2] == (["refined", "paper"] if method == "portfolio" else ["paper", "refined"])
-    assert ml._PAPER_AFTER.get() is None  # the default's setting ends with its call
+    assert not hasattr(ml, "_PAPER_AFTER")  # a parameter passed down, no context variable
 
 
 def _geometric_500():

@@ -17,6 +17,8 @@ than before, and the loop ends (the order strictly falls).
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from .._shared import interrupt
@@ -24,7 +26,7 @@ from .hierarchy import Topology
 from .levels import TaskLevel
 from .refinement import RefineState, refine
 
-__all__ = ["layer_refine", "layered", "own_links"]
+__all__ = ["layer_refine", "layered", "layers_until", "own_links"]
 
 #: True: the untimed multilevel mapper's answer gets :func:`layer_refine` (:func:`layered`)
 #: when a link binds it; False: it does not.
@@ -116,7 +118,7 @@ def _layers(topo: Topology, ends: np.ndarray, state: RefineState, link: int,
 
 
 def layer_refine(topo: Topology, ends: np.ndarray, state: RefineState,
-                 rounds: int = LAYER_ROUNDS) -> int:  # fmt: skip
+                 rounds: int = LAYER_ROUNDS, tries: Optional[int] = None) -> int:  # fmt: skip
     """Layer moves on a link-bound mapping until none helps; returns the number kept.
 
     Parameters
@@ -129,6 +131,9 @@ def layer_refine(topo: Topology, ends: np.ndarray, state: RefineState,
         The mapping, changed in place (never to a worse one in the order of the module).
     rounds : int, default LAYER_ROUNDS
         At most this many layer moves kept.
+    tries : int, optional
+        At most this many layer moves tried (each with up to :data:`LAYER_SETTLE`
+        bottleneck moves); None: no cap.
 
     Returns
     -------
@@ -147,12 +152,17 @@ def layer_refine(topo: Topology, ends: np.ndarray, state: RefineState,
     >>> st = RefineState(topology(res), lv, np.array([0, 0, 0, 1]))
     >>> layer_refine(topology(res), res.links, st) >= 0
     True
+
+    Inside :func:`~coalloc._shared.interrupt.until` a deadline that passes during a try
+    undoes that try (the mapping is the last kept one) and raises
+    :class:`~coalloc._shared.interrupt.DeadlinePassed`.
     """
     if rounds <= 0 or topo.E == 0 or topo.P < 2:
         return 0
     own = None
     kept = 0
-    while kept < rounds:
+    left = np.inf if tries is None else int(tries)
+    while kept < rounds and left > 0:
         node, link = state.occ()
         if link.max(initial=0.0) <= node.max(initial=0.0):
             break  # a processor binds: not the layers' case
@@ -162,12 +172,20 @@ def layer_refine(topo: Topology, ends: np.ndarray, state: RefineState,
         before = _order(state)
         found = False
         for layer in _layers(topo, ends, state, worst, own[:, worst]):
+            if left <= 0:
+                break
+            left -= 1
             interrupt.check()
             saved = state.m.copy()
-            for s, b in layer.items():
-                state.move(s, b)
-            state.refresh()
-            refine(state, LAYER_SETTLE)
+            try:
+                for s, b in layer.items():
+                    state.move(s, b)
+                state.refresh()
+                refine(state, LAYER_SETTLE)
+            except interrupt.DeadlinePassed:  # (a deadline of layers_until): the try undone
+                state.m[:] = saved
+                state.refresh()
+                raise
             if _better(_order(state), before):
                 found = True
                 break
@@ -207,3 +225,56 @@ def layered(topo: Topology, fine: TaskLevel, best: tuple, pre: tuple, ends: np.n
         if value < out[0] * (1 - 1e-12):
             out = (value, m, [*best[2], value], *best[3:])
     return out
+
+
+def layers_until(topo: Topology, fine: TaskLevel, m: np.ndarray, ends: np.ndarray,
+                 until: float) -> tuple:  # fmt: skip
+    """:func:`layer_refine` on the finest mapping ``m`` until ``until`` (a
+    :func:`time.perf_counter` instant; h59edge: timed calls), the layer moves kept before
+    it.
+
+    Parameters
+    ----------
+    topo : Topology
+        The processors in hierarchy order.
+    fine : TaskLevel
+        The task graph's finest level.
+    m : ndarray of int64
+        Processor positions of the tasks (not changed).
+    ends : ndarray of int64, shape (E, 2)
+        The resource graph's links.
+    until : float
+        The deadline, polled between the layer moves' tries and inside their bottleneck
+        moves; a try it cuts is undone.
+
+    Returns
+    -------
+    tuple
+        ``(positions, maximum occupancy, layer moves kept)``: never a higher maximum than
+        ``m``'s.
+
+    Examples
+    --------
+    >>> import time
+    >>> import numpy as np
+    >>> from coalloc.taskmap.generators import hierarchical_cluster
+    >>> from coalloc.taskmap.hierarchy import topology
+    >>> from coalloc.taskmap.levels import TaskLevel
+    >>> res = hierarchical_cluster(n_racks=1, nodes_per_rack=2, cores_per_node=1)
+    >>> ip, ix = np.array([0, 1, 3, 5, 6]), np.array([1, 0, 2, 1, 3, 2])
+    >>> lv = TaskLevel(ip, ix, np.ones(6), np.ones(4))
+    >>> out = layers_until(topology(res), lv, np.array([0, 0, 0, 1]), res.links,
+    ...                    time.perf_counter() + 10)
+    >>> out[2] >= 0
+    True
+    """
+    state = RefineState(topo, fine, np.array(m, dtype=np.int64))
+    kept = 0
+    try:
+        with interrupt.until(until):
+            kept = layer_refine(topo, ends, state)
+    except interrupt.DeadlinePassed:
+        kept = -1  # (cut: the moves kept before it stand; counted below)
+    if kept < 0:
+        kept = int(not np.array_equal(state.m, m))
+    return state.m, state.maximum(), kept

@@ -72,7 +72,6 @@ and, under a time limit, the fine re-bisections without eigensolves in
 from __future__ import annotations
 
 import time
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Optional
 
@@ -138,8 +137,6 @@ HELD_FINISH_TASKS = 300
 #: answer 0.3146 at 0.05-0.15 s where that refinement has 0.3088 at 0.17-0.23 s). Off: h55tmap
 #: measured it against the contract audit's default-vs-single-method check (ISSUE40).
 PAPER_AFTER_BELOW = 0.0
-#: :data:`PAPER_AFTER_BELOW` in this context (None: it; ``portfolio.PAPER_AFTER_BELOW``)
-_PAPER_AFTER: ContextVar[Optional[float]] = ContextVar("paper_after_below", default=None)
 #: Bottleneck moves per slice of the finish at a deadline (:func:`_finish`; the clock between).
 _FINISH_SLICE = 8
 #: True (the default): a finish with a deadline makes one move first, its own probe of the
@@ -378,10 +375,17 @@ def map_multilevel(
     >>> result.max_occupancy, result.method
     (0.6, 'multilevel')
     """
-    seed, params = _checked_params(tasks, resources, seed, _Tuning(
+    return _mapped(tasks, resources, seed, _Tuning(
         coarse_factor=coarse_factor, subsets=subsets, keep=keep, max_moves=max_moves,
         speed_exponents=speed_exponents, paper_start=paper_start, sum_refine=sum_refine,
-    ))  # fmt: skip
+    ), PAPER_AFTER_BELOW)  # fmt: skip
+
+
+def _mapped(tasks: TaskGraph, resources: ResourceGraph, seed, tuning: _Tuning,
+            paper_after_below: float) -> TaskMappingResult:  # fmt: skip
+    """:func:`map_multilevel`; the paper's starts late under a budget below
+    ``paper_after_below`` (:data:`PAPER_AFTER_BELOW`; ``portfolio.PAPER_AFTER_BELOW``)."""
+    seed, params = _checked_params(tasks, resources, seed, tuning)
     t0 = time.perf_counter()
     if starts.FIRST_ANSWER:  # before anything stoppable: a timed run's first answer (h56sets)
         offer_incumbent(lambda: starts._first_answer(tasks, resources, seed, params, t0))
@@ -392,7 +396,8 @@ def map_multilevel(
     inc = _Incumbent(tasks, resources, topo, levels, seed, params, t0)
     run = {"moves": 0, "t1": None}  # the moves made, when the coarsening ended
     try:
-        best, t2 = _search(tasks, resources, topo, levels, inc, seed, params, rng, run)
+        best, t2 = _search(tasks, resources, topo, levels, inc, seed, params, rng, run,
+                           paper_after_below)  # fmt: skip
     except _AtBound:  # a mapping met the lower bound: it is optimal, stop here
         return _answer_at_bound(inc, topo, levels, params, run, t0)
     best = pre = swapped(topo, fine, best, run)  # swaps at a bottleneck processor (h53tmap)
@@ -445,14 +450,14 @@ def _held_better(inc: _Incumbent, out: TaskMappingResult) -> TaskMappingResult:
 
 
 def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: list,
-            inc: _Incumbent, seed: int, params: dict, rng, run: dict) -> tuple:  # fmt: skip
+            inc: _Incumbent, seed: int, params: dict, rng, run: dict,
+            paper_after_below: float = 0.0) -> tuple:  # fmt: skip
     """Steps 1-4 of :func:`map_multilevel` (the module's documentation): the quick start,
     the paper's starts, the coarsening (``levels`` extended), the coarse starts and their
     refinement through the levels; every better mapping offered to ``inc`` (which raises
-    :class:`_AtBound` when one meets the lower bound). Returns ``(best, time the starts
-    ended)``, ``best`` = ``(occupancy, mapping, history, initial processors, initial
-    level)``; ``rng`` draws the matching orders; ``run`` gets the moves made and the time
-    the coarsening ended."""
+    :class:`_AtBound` at the lower bound); timed, layer moves inside. Returns ``(best, time
+    the starts ended)``, ``best`` = ``(occupancy, mapping, history, initial processors,
+    initial level)``; ``rng``: matchings; ``run``: moves, ``paper_after_below``: _mapped's."""
     fine = levels[0]
     quick = _quick_start(topo, fine)
     quick_occ = RefineState(topo, fine, quick).maximum()
@@ -465,11 +470,10 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
     # the paper's open+improve (unchanged) as one more start, refined by bottleneck moves;
     # first, since it is quick there (its mappings are offered as they come), and weighed
     # against the others last (ties go to the multilevel's starts); under a tiny budget
-    # (:data:`PAPER_AFTER_BELOW`) after the first coarse start's refinement
+    # (``paper_after_below``) after the first coarse start's refinement
     paper_args = (tasks, resources, topo, fine, inc, seed, params, run)
-    below = PAPER_AFTER_BELOW if _PAPER_AFTER.get() is None else _PAPER_AFTER.get()
     late_paper = tasks.n <= params["paper_start"] and inc.budget is not None and \
-        inc.budget < below  # fmt: skip
+        inc.budget < paper_after_below  # fmt: skip
     if tasks.n <= params["paper_start"] and not late_paper:
         paper, first = _paper_step(*paper_args)
     t_c = time.perf_counter()
@@ -495,12 +499,13 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
         one = (topo, levels, starts[0], coarsest, tasks.n, params["max_moves"], inc, dict(run))
         pre = (lambda: _refined_start(*one)) if GROWN_TIMED == "share" else None
         grown_fine_starts(topo, fine, starts, inc, params["max_moves"], first=pre, predict=pred)
+        timedorder.layers_in_search(topo, fine, None, inc, run, resources.links)
     for k, (start, tops) in enumerate(_plan(starts, params["keep"], coarsest, topo.P, tasks.n)):
         for top in tops:
             found = _refined_start(topo, levels, start, top, tasks.n, params["max_moves"], inc,
                                    run)  # fmt: skip
-            if best is None or found[0] < best[0] * (1 - 1e-12):
-                best = found
+            found = timedorder.layers_in_search(topo, fine, found, inc, run, resources.links)
+            best = found if best is None or found[0] < best[0] * (1 - 1e-12) else best
             if late_paper:  # (a tiny budget: the first refinement done, the paper's now)
                 (paper, first), late_paper = _paper_step(*paper_args), False
             if GROWN_TIMED == "after" and inc.early_by and k == 0 and top == tops[0] > 0:

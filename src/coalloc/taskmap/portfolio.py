@@ -40,12 +40,13 @@ from .._shared.result import settle
 from . import gridstarts, sumrefine
 from .exact import _model_size, _solve_exact, solve_exact_mapping
 from .model import ResourceGraph, TaskGraph
-from .multilevel import _PAPER_AFTER, map_multilevel
+from .multilevel import _mapped, _Tuning, map_multilevel
 from .result import TaskMappingResult, stopped_result
 
 __all__ = [
     "map_portfolio",
     "sum_in_spare_time",
+    "layers_in_spare_time",
     "EXACT_CELLS",
     "EXACT_WORK_CELLS",
     "EXACT_NODES",
@@ -227,6 +228,123 @@ def sum_in_spare_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMa
     return result
 
 
+#: Timed: the multilevel's answer (stopped by the deadline or not) gets the layer moves
+#: (:func:`~coalloc.taskmap.layermoves.layers_until`) when a link binds it, until the
+#: deadline less the result's update (:func:`_result_seconds`); kept only when the maximum
+#: falls (h59edge; untimed calls have them in the mapper: ``layermoves.LAYERS``). False: off.
+LAYERS_TIMED = True
+#: With :data:`LAYERS_TIMED`, the share of a ``time_limit`` kept from the multilevel's search
+#: for them (a stopped run has no time after it). 0 (none): at 0.15 the held-back set at
+#: ``T`` = 1 s gained (stencil9 30x30 on star 40 25.65 -> 20.75) but stencil 16^3 on 4x4x16
+#: of ``vs_peers`` lost 1.85-1.91x in three alternated runs (its search needs the whole
+#: second; h59edge, ISSUE40).
+LAYER_RESERVE = 0.0
+#: Seconds that must be left, past the result's update, for the layer moves to start
+LAYER_MIN = 0.01
+
+
+def _layers_in_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMappingResult,
+                    until: float) -> bool:  # fmt: skip
+    """Layer moves on the timed multilevel answer ``result`` when a link binds it, until
+    ``until`` less :func:`_result_seconds` (:data:`LAYERS_TIMED`); ``result`` is updated in
+    place (mapping, occupancies, history, ``iterations["timed_layers"]``: the layer moves
+    kept) only when the maximum falls. Whether it changed."""
+    import numpy as np
+
+    from .hierarchy import topology
+    from .layermoves import LAYERS, layers_until
+    from .levels import TaskLevel
+    from .occupancy import max_occupancy, occupancy_graph
+
+    if not (LAYERS_TIMED and LAYERS) or result.mapping is None:
+        return False
+    if result.iterations.get("first_answer") or result.max_occupancy <= 0:
+        return False  # stopped before the topology (h56sets): nothing built to move on
+    stop = until - _result_seconds(tasks)
+    if stop - time.perf_counter() < LAYER_MIN:
+        return False
+    node, link = np.asarray(result.node_occupancy), np.asarray(result.link_occupancy)
+    if not link.max(initial=0.0) > node.max(initial=0.0):
+        return False  # a processor binds: not the layers' case
+    topo, fine = topology(resources), TaskLevel.of(tasks)
+    position = np.empty(resources.n_nodes, dtype=np.int64)
+    position[topo.order_nodes] = np.arange(topo.P)
+    m0 = position[np.asarray(result.mapping, dtype=np.int64)]
+    m, value, kept = layers_until(topo, fine, m0, resources.links, stop)
+    cap = float(result.max_occupancy)
+    if not kept or not value < cap * (1 - 1e-12):
+        return False
+    mapping = topo.order_nodes[m]
+    occ, bott = max_occupancy(tasks, resources, mapping)  # from scratch, the family's helper
+    if not float(occ) < cap * (1 - 1e-12):
+        return False
+    result.mapping, result.max_occupancy, result.objective, result.bottleneck = (
+        mapping, occ, float(occ), bott)  # fmt: skip
+    result.node_occupancy, result.link_occupancy = occupancy_graph(tasks, resources, mapping)
+    result.history = [*result.history, float(occ)]
+    result.iterations = {**result.iterations, "timed_layers": int(kept)}
+    return True
+
+
+#: True (the default): :func:`layers_in_spare_time` runs in :func:`~coalloc.taskmap.solve`
+#: after the bound, before the sum step's spare time (h59edge); False: it does nothing.
+LAYERS_SPARE = True
+
+
+def layers_in_spare_time(tasks: TaskGraph, resources: ResourceGraph, result: TaskMappingResult,
+                         until: float, pace: float = 1.0) -> TaskMappingResult:  # fmt: skip
+    """The timed layer moves (:func:`_layers_in_time`) on a default answer in the time its
+    caller's budget has left after the bound: a stopped multilevel leaves the portfolio no
+    time of its own, and the time kept for the bound's tests is often not all spent.
+
+    Parameters
+    ----------
+    tasks : TaskGraph
+    resources : ResourceGraph
+    result : TaskMappingResult
+        The answer so far; updated in place only when its maximum occupancy falls
+        (``iterations["timed_layers"]``); its status, bound and gap are the caller's.
+    until : float
+        The caller's deadline on :func:`time.perf_counter`'s clock; the moves stop at it less
+        :func:`_result_seconds` x ``pace`` and :data:`SUM_PROBE` x an occupancy graph's wall
+        seconds, measured first (as :func:`sum_in_spare_time` keeps).
+    pace : float, default 1.0
+        The call's wall / CPU seconds so far (1 to :data:`SUM_PACE_MAX`).
+
+    Returns
+    -------
+    TaskMappingResult
+        ``result``.
+    """
+    from .occupancy import occupancy_graph
+
+    if result.mapping is None or not LAYERS_SPARE or result.iterations.get("first_answer"):
+        return result
+    t0 = time.perf_counter()
+    if until - t0 < _result_seconds(tasks) + LAYER_MIN:
+        return result
+    occupancy_graph(tasks, resources, result.mapping)  # the call's pace (SUM_PROBE)
+    t1 = time.perf_counter()
+    keep = _result_seconds(tasks) * (min(max(float(pace), 1.0), SUM_PACE_MAX) - 1.0) + \
+        SUM_PROBE * (t1 - t0)  # fmt: skip
+    _layers_in_time(tasks, resources, result, until - keep)  # (it keeps _result_seconds too)
+    return result
+
+
+_MEMBER_SIGNATURE = inspect.signature(map_multilevel)  # its keywords and their defaults
+
+
+def _member(tasks: TaskGraph, resources: ResourceGraph, *, seed: Optional[int] = 0,
+            **params: Any) -> TaskMappingResult:  # fmt: skip
+    """The default's multilevel member: :func:`~coalloc.taskmap.multilevel.map_multilevel`
+    (``params`` its keywords, checked by the portfolio's table) with the default's own order
+    under a tiny budget, :data:`PAPER_AFTER_BELOW`, passed down as a parameter."""
+    given = _MEMBER_SIGNATURE.bind(tasks, resources, seed=seed, **params)
+    given.apply_defaults()
+    tuning = {k: v for k, v in given.arguments.items() if k not in ("tasks", "resources", "seed")}
+    return _mapped(tasks, resources, seed, _Tuning(**tuning), PAPER_AFTER_BELOW)
+
+
 def _stopped(tasks, resources, **stop):
     return stopped_result(tasks, resources, **{**stop, "method": "portfolio"})
 
@@ -276,14 +394,11 @@ def map_portfolio(
     # the values were checked by the table (@checked); these only fix their types
     limit = None if time_limit is None else float(time_limit)
     cells = int(exact_cells)
-    timed = with_time_limit(map_multilevel, _stopped)
+    timed = with_time_limit(_member, _stopped)
     reserve = 0.0 if limit is None or not params.get("sum_refine", True) else SUM_RESERVE * limit
+    reserve += 0.0 if limit is None or not LAYERS_TIMED else LAYER_RESERVE * limit
     ml_limit = None if limit is None else limit - reserve
-    token = _PAPER_AFTER.set(PAPER_AFTER_BELOW)  # the default's own order at tiny budgets
-    try:
-        result = timed(tasks, resources, seed=seed, time_limit=ml_limit, **params)
-    finally:
-        _PAPER_AFTER.reset(token)
+    result = timed(tasks, resources, seed=seed, time_limit=ml_limit, **params)
     if reserve > 0 and result.status == "time_limit" and result.mapping is not None:
         _sum_in_reserve(tasks, resources, result, t0 + limit)
     # a box stencil's block layout sized by the machine (h58bound): in the time left, if better
@@ -292,6 +407,8 @@ def map_portfolio(
     result, grid = gridstarts.offer_grid(tasks, resources, result, grid_m,
                                          None if limit is None else t0 + limit,
                                          params.get("sum_refine", True))  # fmt: skip
+    if limit is not None:  # layer moves where a link binds, in the time left (h59edge)
+        _layers_in_time(tasks, resources, result, t0 + limit)
     t1 = time.perf_counter()
     timings = {"multilevel": t1 - t0}
     winner, why = "grid layout" if grid else "multilevel", ""

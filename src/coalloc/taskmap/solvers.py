@@ -30,7 +30,7 @@ from .mapper import METHODS as VARIANTS
 from .mapper import MappingResult, map_tasks
 from .model import ResourceGraph, TaskGraph
 from .multilevel import map_multilevel
-from .portfolio import map_portfolio, sum_in_spare_time
+from .portfolio import layers_in_spare_time, map_portfolio, sum_in_spare_time
 from .result import stopped_result
 from .verify import MappingReport, verify_mapping
 
@@ -182,6 +182,7 @@ def solve(
     if method == DEFAULT_METHOD and limit is not None:  # a stopped answer's sum step (h54tsum)
         # at the call's pace so far: its unpolled set-up and update run that slowly (h56late)
         pace = (time.perf_counter() - t0) / max(process_time() - cpu0, 1e-3)
+        layers_in_spare_time(task_graph, resource_graph, result, t0 + float(limit), pace)
         sum_in_spare_time(task_graph, resource_graph, result, t0 + float(limit), pace)
     if result.mapping is not None and result.bound is not None:
         result.gap = relative_gap(result.max_occupancy, result.bound, sense="min")

@@ -114,6 +114,16 @@ BETWEEN_SHARE = 0.1
 #: 0.07 s (delaunay3d 2000 on 2^6, whose best start is on 8 of 64, 705 -> 864). False: as
 #: before (the default).
 FULL_FIRST = False
+#: Under a time limit, :func:`_plan`'s refinements from the coarsest level (cheap) all come
+#: before its fine re-bisections (the grown starts have given fine ones without eigensolves
+#: already): on the held-back ba 3000 m4 on a tree 16x4x4 the first start's fine
+#: re-bisection (10.8 s untimed, with eigensolves) took the rest of a 1 s call, where the
+#: second start's coarsest level alone reaches 316.9 (the answer 352.9, KaHIP's 322.1;
+#: h59edge). Untimed the order is as before. **Off**: at ``T`` = 2 s, alternated (load 8-10),
+#: the held-back 24 gm 1.015 (delaunay2d 1000 1.068, delaunay3d 800 1.073, stencil27 20x20x8
+#: 1.249: their fine re-bisections win) and the 30 gm 1.005. False: each start's levels in
+#: turn (the default).
+COARSE_FIRST = False
 
 
 def _prefixes(p: int) -> list:
@@ -311,7 +321,9 @@ def _plan(starts: list, keep: int, coarsest: int, n_procs: int, n_tasks: int) ->
     took the others' places, geometric-32 of the digests rose 4.381 -> 4.550). Without a
     time limit the probes come after the others (an answer tied with the others' stays the
     others': it changes only where a probe is strictly better); under one, in rank order
-    (a probe ranked first is refined first: the budget may end before the last).
+    (a probe ranked first is refined first: the budget may end before the last). Under one
+    too, with :data:`COARSE_FIRST`, every refinement from the coarsest level before the fine
+    re-bisections.
     """
     plan, probes = [], []
     fine_left = max(_FINE_STARTS, _FINE_WORK // max(n_tasks, 1))
@@ -332,4 +344,8 @@ def _plan(starts: list, keep: int, coarsest: int, n_procs: int, n_tasks: int) ->
                 fine_left -= 1
         if tops:
             (probes if probe and time_left() is None else plan).append((start, tops))
+    if COARSE_FIRST and coarsest > 0 and time_left() is not None:  # the coarsest ones first
+        plan = [(s, [t for t in tops if t == coarsest]) for s, tops in plan] + [
+            (s, [t for t in tops if t != coarsest]) for s, tops in plan]  # fmt: skip
+        plan = [(s, tops) for s, tops in plan if tops]
     return plan + probes

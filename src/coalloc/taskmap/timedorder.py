@@ -22,7 +22,8 @@ from .._shared.params import time_up
 from .levels import TaskLevel
 from .refinement import RefineState, cut_refine, refine
 
-__all__ = ["EARLY_LATE", "GROWN_NET", "early_clock", "coarsest_refined"]
+__all__ = ["EARLY_LATE", "GROWN_NET", "LAYERS_SEARCH", "early_clock", "coarsest_refined",
+           "layers_in_search"]
 
 #: Timed, above ``paper_start`` tasks (no paper's start to wait for): the early answer's
 #: clock step comes after the coarse starts, and only where the count's answer is below the
@@ -116,3 +117,55 @@ def coarsest_refined(topo, coarse: TaskLevel, start: tuple, coarsest: int, max_m
     inc.offer(value, state.m, coarsest, [occ0, value], moves=run["moves"],
               initial_processors=int(np.asarray(sub).shape[0]), initial_level=coarsest)  # fmt: skip
     return (value, procs, alpha, i, state, share, sub)
+
+
+#: Timed (h59edge follow-up): the run's best finest answer, when it is link-bound, gets layer
+#: moves in the search, after each refined start and after the grown starts
+#: (:func:`layers_in_search`), so that the remaining starts must beat the lowered incumbent
+#: and a deadline that stops the search keeps it. False: none in the search (the portfolio's
+#: steps after it only).
+LAYERS_SEARCH = True
+#: The layer moves' tries per call of :func:`layers_in_search` (each with up to
+#: ``layermoves.LAYER_SETTLE`` bottleneck moves): on the held-back set's stopped 1 s
+#: answers the whole gain took 8-56 tries.
+SEARCH_TRIES = 16
+
+
+def layers_in_search(topo, fine: TaskLevel, found, inc, run: dict, ends) -> tuple:
+    """Layer moves (:func:`~coalloc.taskmap.layermoves.layer_refine`, at most
+    :data:`SEARCH_TRIES` tries) on a timed run's best finest answer when a link binds it
+    (:data:`LAYERS_SEARCH`): the refined start ``found`` (``(occupancy, finest positions,
+    history, processors, level)``; None after the grown starts) or the answer held by
+    ``inc.offer_early`` where that is lower. A lower maximum is offered to ``inc`` and
+    returned as the start's. After a call that keeps no layer move none follow in the run
+    (``run["layers_idle"]``). A deadline inside the moves keeps those kept (offered) and is
+    raised again. Untimed: ``found``, unchanged."""
+    from .._shared import interrupt
+    from .layermoves import LAYERS, layer_refine
+
+    if not (LAYERS_SEARCH and LAYERS) or inc.early_by is None or run.get("layers_idle"):
+        return found
+    own = found if found is not None else (np.inf, None, [], topo.P, -2)
+    if inc.early_best is not None and inc.early < own[0] * (1 - 1e-12):
+        own = (inc.early, inc.early_best[0], inc.early_best[1], topo.P, -2)
+    if own[1] is None or not own[0] <= inc.value * (1 + 1e-12):
+        return found  # not the run's best (a coarse level's, or none)
+    state = RefineState(topo, fine, np.array(own[1], dtype=np.int64))
+    node, link = state.occ()
+    if not link.max(initial=0.0) > node.max(initial=0.0):
+        return found  # a processor binds
+    cut = None
+    try:
+        kept = layer_refine(topo, ends, state, tries=SEARCH_TRIES)
+    except interrupt.DeadlinePassed as e:  # the moves kept before it stand
+        kept, cut = 1, e
+    run["layers_idle"] = not kept
+    value = state.maximum()
+    if kept and value < own[0] * (1 - 1e-12):
+        run["moves"] += kept
+        found = (value, state.m, [*own[2], value], *own[3:])
+        inc.offer(value, state.m, 0, found[2], moves=run["moves"],
+                  initial_processors=int(own[3]), initial_level=own[4])
+    if cut is not None:
+        raise cut
+    return found
