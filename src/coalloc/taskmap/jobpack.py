@@ -38,6 +38,7 @@ __all__ = [
     "SPARE_MIN",
     "SPARE_ONE_TRY",
     "SPARE_STOP",
+    "SPARE_CHAIN",
 ]
 
 
@@ -104,6 +105,30 @@ def _solve_packing(a_ub, b_ub, a_eq, b_eq, until: float) -> Optional[np.ndarray]
     return milp.run_milp("highs", milp.import_solver("highs"), problem, options=options).x
 
 
+#: True (the default): the packing MILP has no count of a job in a subtree above what its
+#: processors can hold of that job alone at the level (``floor(L x capacity / weight)``
+#: per processor, summed over the subtree): counts the capacity rows forbid anyway, so the
+#: MILP's answers are the same, but the model is smaller (on the Table 1 c=1 pipelines a
+#: leaf keeps 1-3 counts of a job's 6-11). False: every count the links allow (as before).
+PRUNE_CAPACITY = True
+
+
+def _most_counts(jobs, sides, own, kids, w: np.ndarray, L: float) -> np.ndarray:
+    """``most[j, S]``: the most tasks of job ``j`` the processors below side ``S`` hold at
+    level ``L`` (each at most ``L`` x its capacity, the job's tasks at its heaviest weight)."""
+    most = np.zeros((len(jobs), sides.ncomp), dtype=np.int64)
+    heavy = np.array([float(w[m].max()) for m, _ in jobs])
+    size = np.array([m.shape[0] for m, _ in jobs], dtype=np.float64)
+    for S in sides.order.tolist():  # leaves first
+        if own[S]:
+            c = float(sides.cap[own[S][0]])
+            with np.errstate(divide="ignore"):
+                most[:, S] = np.minimum(np.floor(L * c / heavy * (1 + 1e-9)), size)
+        for C in kids[S]:
+            most[:, S] += most[:, C]
+    return np.minimum(most, size.astype(np.int64)[:, None])
+
+
 def _packing(tasks, resources, layout, L: float, until: float) -> Optional[np.ndarray]:
     """A mapping from the MILP at level ``L``, or None when HiGHS finds no answer before
     ``until`` (``time.perf_counter()``; the model's construction counts)."""
@@ -112,11 +137,14 @@ def _packing(tasks, resources, layout, L: float, until: float) -> Optional[np.nd
     jobs, sides, own, kids, root = layout
     w = tasks.node_weight.astype(np.float64)
     n = sides.ncomp
+    most = _most_counts(jobs, sides, own, kids, w, L) if PRUNE_CAPACITY else None
     idx: dict = {}
     for j, (m, cut) in enumerate(jobs):
         k = m.shape[0]
         for S in range(n):
             for N in range(k + 1):
+                if most is not None and N > most[j, S]:
+                    break
                 if (N == k) if S == root else (cut[N] <= L * sides.bw_up[S]):
                     idx[(j, S, N)] = len(idx)
     by_js: dict = {}
@@ -330,8 +358,10 @@ def pack_jobs(
 SPARE_GAP = 0.10
 
 #: Seconds the call must have left for that step to start: a pipeline's packing MILPs took
-#: 1-6 s each beside busy processes on 2 cores; with less than this each would get too little.
-SPARE_MIN = 1.0
+#: 1-6 s each beside busy processes on 2 cores (1.0 until h59bound); with the counts pruned
+#: by capacity (:data:`PRUNE_CAPACITY`) one took 0.5-0.7 s on table1 c=1 #3 at a load of 7,
+#: so at T = 1 s (0.75 s left after the mapper) it can pay there (0.3088 -> 0.2244).
+SPARE_MIN = 0.4
 
 #: With less than this many seconds left the step is one MILP with all of them (``tries=1``),
 #: not a bisection whose first MILP gets half: under a load of 4-6 on 2 cores a packing MILP
@@ -353,6 +383,18 @@ SPARE_FIRST = 0.3
 #: within the target (the c=1 #0 pipeline's 0.2279 against 0.1964, 13.9 %: a proof at
 #: 0.2051 took 0.5 s where the whole joint bound takes 13 s; h51tmap). ``inf``: never.
 SPARE_PROOF_MIN = 0.1
+
+#: With less than :data:`SPARE_ONE_TRY` seconds left, up to this many more one-MILP
+#: packings follow the first in the time it leaves (each needs :data:`SPARE_MIN` seconds and
+#: an answer still over :data:`SPARE_GAP`): from the best mapping so far, the lower end raised
+#: to a level that gave nothing better, so a bisection whose MILPs each get all the time left
+#: (h59bound: the first MILP often answers in 1-2 s of 4-9). 0: one MILP, as before.
+SPARE_CHAIN = 6
+
+#: Before each further MILP of that chain, after a packing that beat the answer but is still
+#: over :data:`SPARE_GAP` from the bound, the proof of :func:`_certify` gets this share of the
+#: time left (a proof within the gap ends the chain; one that fails still may raise the bound)
+SPARE_CHAIN_PROOF = 0.25
 
 #: The step counts as stopped by the caller's deadline (status ``"time_limit"``) when it
 #: returns within ``max(SPARE_STOP, SPARE_STOP * its time)`` seconds of it: ``pack_jobs``
@@ -431,6 +473,28 @@ def pack_in_spare_time(
     mapping, occ = pack_jobs(tasks, resources, result.mapping, time_limit=left,
                              lower=float(result.bound), tries=tries,
                              first=SPARE_FIRST if tries == 1 else 0.5)  # fmt: skip
+    low = float(result.bound)  # the chain's lower end: raised past a level with no packing
+    tried = before  # the answer a proof was last tried for
+    if not occ < before * (1 - 1e-9):
+        low += SPARE_FIRST * (occ - low)  # (the first MILP's level)
+    for _ in range(SPARE_CHAIN if tries == 1 else 0):
+        # the one MILP ended early: another one in what is left, from the best answer so far,
+        # its level SPARE_FIRST of the way up from the lower end (raised to the last level
+        # after one that gave nothing better: a bisection whose MILPs each get all the time;
+        # the bound again after one that did)
+        if occ < tried * (1 - 1e-9) and occ * (1 - SPARE_GAP) > float(result.bound):
+            tried = occ  # a new answer over SPARE_GAP: first a proof within it, in a share
+            now = time.perf_counter()
+            _certify(tasks, resources, result, occ, now + SPARE_CHAIN_PROOF * (until - now))
+        more = until - time.perf_counter() - 0.01 - HIGHS_STOP_MARGIN
+        if more < SPARE_MIN or not occ * (1 - SPARE_GAP) > float(result.bound):
+            break
+        m2, o2 = pack_jobs(tasks, resources, mapping, time_limit=more, lower=low, tries=1,
+                           first=SPARE_FIRST)  # fmt: skip
+        if o2 < occ * (1 - 1e-9):  # a new upper end: the levels from the bound again
+            mapping, occ, low = m2, o2, float(result.bound)
+        else:
+            low += SPARE_FIRST * (occ - low)
     done = time.perf_counter()
     result.timings = {**result.timings, "pack_jobs": done - t0}
     # the step ran to the caller's deadline (its bisection cut short, not converged): the
