@@ -181,21 +181,43 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     params = {**call.params, "iterations": iterations}
     solver = portfolio_solver(call)
     inner = call.with_params(solver=solver, threads=PORTFOLIO_WORKERS)
+    inst = call.instance
+    when = portfolio_start(call.limit, int(np.count_nonzero(inst.weight <= inst.capacity[:, None])))
+    if when == "off":  # the heuristic alone: the very call ``method="heuristic"`` makes
+        heur = settle(solve_heuristic(call, iterations, True))
+        res = _combine(inner, None, heur, time.perf_counter() - call.t0, started=False)
+        if heur.status not in ("optimal", "infeasible"):
+            res.message += _off_note()
+        res.iterations["solver_started"] = 0
+        return _as_portfolio(res, heur, call, params, solver, "beside it")
     timed = _Timed(inner, solver, PORTFOLIO_WORKERS)
-    when = portfolio_start(call.limit, timed.pairs)
     timed.early = True  # a small instance: CP-SAT from the first feasible assignment on
     timed.cold = when == "cold"  # or CP-SAT first, from nothing, the heuristic beside it
     timed.off = when == "off"  # or the heuristic alone (a short limit, a larger instance)
     if when == "handoff":  # or the search alone to a feasible assignment, then the solver
         timed.early, timed.handoff_at = False, call.t0 + PORTFOLIO_HANDOFF_AT * call.limit
     res = timed.run(iterations, True)
-    if timed.heur is not None:  # the heuristic's trajectory and counts, as the method gives
-        res.trajectory = _ends_at(timed.heur.trajectory, res, call.t0)
-        res.iterations = {**timed.heur.iterations, **res.iterations}
+    return _as_portfolio(res, timed.heur, call, params, solver,
+                         "after it" if when == "handoff" else "beside it")
+
+
+def _off_note() -> str:
+    """Why the timed default ran the heuristic alone (``portfolio_start`` said "off")."""
+    return (f"; CP-SAT was not started: below {PORTFOLIO_COLD_FROM:g} s on more than "
+            f"{PORTFOLIO_EARLY_PAIRS} pairs the heuristic runs alone (beside it, CP-SAT "
+            "took the search's CPU and proved nothing)")  # fmt: skip
+
+
+def _as_portfolio(res: GapResult, heur: Optional[GapResult], call: GapCall, params: dict,
+                  solver: str, how: str) -> GapResult:  # fmt: skip
+    """The timed default's result: the heuristic's trajectory and counts (``heur``, None
+    when it did not run), the method's name, parameters and message."""
+    if heur is not None:  # the heuristic's trajectory and counts, as the method gives
+        res.trajectory = _ends_at(heur.trajectory, res, call.t0)
+        res.iterations = {**heur.iterations, **res.iterations}
     res.method = "portfolio"
     res.params = {**params, "portfolio": True, "solver": solver}
     name = "CP-SAT" if solver == "cpsat" else "HiGHS"
-    how = "after it" if when == "handoff" else "beside it"
     res.message = f"portfolio (heuristic, {name} {how}): " + res.message
     return res
 
@@ -468,11 +490,7 @@ class _Timed:
         res = _combine(call, out, heur, t_hint, started=self.worker is not None)
         proved = heur is not None and heur.status in ("optimal", "infeasible")
         if self.worker is None and not proved and self.off:
-            res.message += (
-                f"; CP-SAT was not started: below {PORTFOLIO_COLD_FROM:g} s on more than "
-                f"{PORTFOLIO_EARLY_PAIRS} pairs the heuristic runs alone (beside it, "
-                "CP-SAT took the search's CPU and proved nothing)"
-            )
+            res.message += _off_note()
         elif self.worker is None and not proved:  # (after a proof the solver is not needed)
             res.message += self.not_started()
         res.iterations["solver_started"] = int(self.worker is not None)
