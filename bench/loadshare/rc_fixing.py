@@ -20,6 +20,7 @@ import os
 import time
 
 from bench.loadshare.gap_published import best_known
+from bench.shared._progress import add_quiet, bar, say
 from coalloc.loadshare import read_gap, solve_gap
 from coalloc.loadshare.gap.bounds import lp_relaxation
 
@@ -29,11 +30,12 @@ def main(argv=None) -> int:
     ap.add_argument("--gapdata", default=os.environ.get("COALLOC_GAPDATA"))
     ap.add_argument("--limit", type=float, default=2.0, help="the heuristic's seconds")
     ap.add_argument("keys", nargs="+", help="set/name, as in data.csv")
+    add_quiet(ap)
     args = ap.parse_args(argv)
     if not args.gapdata:
         ap.error("give --gapdata or COALLOC_GAPDATA")
     best = best_known(args.gapdata)
-    for key in args.keys:
+    for key in bar(args.keys, desc="instances"):
         inst = read_gap(os.path.join(args.gapdata, key))[0]
         t0 = time.perf_counter()
         lb, _, rc = lp_relaxation(inst, "min", True)
@@ -43,7 +45,7 @@ def main(argv=None) -> int:
         n_fit = int(fits.sum())
         for what, z in (("better than the heuristic", ub - 1), ("the best known", best[key])):
             keep = fits & (lb + rc <= z + 1e-6)
-            print(f"{key} ({what}, z = {z:g}; LP {lb:.2f} in {t_lp:.2f} s, heuristic {ub:g}): "
+            say(f"{key} ({what}, z = {z:g}; LP {lb:.2f} in {t_lp:.2f} s, heuristic {ub:g}): "
                   f"{int(keep.sum())} of {n_fit} pairs left ({keep.sum() / n_fit:.1%}), items "
                   f"with one agent left {int((keep.sum(axis=0) == 1).sum())} of {inst.n}, "
                   f"agents an item, mean {keep.sum(axis=0).mean():.1f}")  # fmt: skip
