@@ -12,7 +12,7 @@ they are read from there at each call.
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -176,20 +176,22 @@ class StartSteps:
         _descent(self.cost, self.weight, self.cap, start, self.deadline)
         return start
 
-    def repair(self, share: np.ndarray, x: np.ndarray) -> np.ndarray:
+    def repair(self, share: np.ndarray, x: np.ndarray, until: Any = "deadline") -> np.ndarray:
         """At most ``_REPAIR_ITERATIONS`` tabu iterations on the capacity shares ``share``
-        from ``x``, in rounds that end at the first feasible assignment or the deadline;
-        the state's best (feasible or of least excess). Its draws are its own (from the
-        call's seed), so the search's are those of a call without it."""
+        from ``x``, in rounds that end at the first feasible assignment or ``until`` (a
+        clock value; None: none; by default the deadline); the state's best (feasible or
+        of least excess). Its draws are its own (from the call's seed), so the search's
+        are those of a call without it."""
+        until = self.deadline if isinstance(until, str) else until
         rng = np.array([kernel_seed(self.seed) ^ 0xFEA5], dtype=np.uint64)
         state = TabuState.fresh(x, self.m_all, rng)
         knobs = TabuKnobs.default(self.n)
         state.run(share, self.weight, self.cap, 0, knobs)
         state.first_weight = (float(share.sum()) + 1.0) / (float(self.weight.sum()) + 1.0)
         done, most = 0, _k()._REPAIR_ITERATIONS
-        while not state.feasible and done < most and not self.out_of_time():
-            got = state.run(share, self.weight, self.cap, min(50, most - done),
-                            knobs, self.deadline)  # fmt: skip
+        while (not state.feasible and done < most and not self.halted()
+               and (until is None or time.perf_counter() < until)):  # fmt: skip
+            got = state.run(share, self.weight, self.cap, min(50, most - done), knobs, until)
             if not got:
                 break
             done += got
@@ -227,7 +229,7 @@ class StartSteps:
         if repair and m > 1:
             load = np.bincount(x, weights=self.weight[x, cols], minlength=m)
             if np.any(load > self.cap):
-                x = self.repair(share, x)
+                x = self.repair(share, x, until)
                 self.repaired = True
         kept = x.copy()
         _descent(self.cost, self.weight, self.cap, x, until)
