@@ -167,3 +167,36 @@ def test_the_halted_search_keeps_the_solvers_answer(monkeypatch) -> None:
     assert res.assignment is not None, res.message
     assert verify_gap(inst, res.assignment).feasible
     assert res.objective == pytest.approx(best)
+
+
+@pytest.mark.parametrize("kind,seed", [("c", 0), ("d", 1), ("d", 4)])
+def test_a_slow_lp_does_not_change_the_start(monkeypatch, kind, seed) -> None:
+    """The LP made slow (a sleep of half the limit before it, as a loaded machine makes
+    it): the size rule alone chose it (``heuristic._LP_CAP_SHARE``), so the call starts
+    from the rounded LP all the same and, by counted work (``iterations``), ends at the
+    undelayed call's assignment; with the cap at ``_LP_SHARE`` of the limit (before
+    h59gap) the clock cut the LP and the search started from the greedy."""
+    from coalloc.loadshare import generate_gap
+    from coalloc.loadshare.gap import heuristic
+
+    inst = generate_gap(kind, 5, 50, seed=seed)
+    limit, its = 1.0, 300
+    ref = solve_gap(inst, "heuristic", time_limit=limit, seed=seed, iterations=its)
+    real = heuristic.lp_relaxation
+    cut = []
+
+    def slow(*args, **kwargs):
+        time.sleep(0.5 * limit)  # past _LP_SHARE (0.4) of the limit, before the cap (0.8)
+        try:
+            return real(*args, **kwargs)
+        except heuristic.LpTimedOut:
+            cut.append(1)
+            raise
+
+    monkeypatch.setattr(heuristic, "lp_relaxation", slow)
+    res = solve_gap(inst, "heuristic", time_limit=limit, seed=seed, iterations=its)
+    assert not cut
+    assert np.array_equal(res.assignment, ref.assignment)
+    monkeypatch.setattr(heuristic, "_LP_CAP_SHARE", None)  # the clock's cap: cut
+    solve_gap(inst, "heuristic", time_limit=limit, seed=seed, iterations=its)
+    assert cut
