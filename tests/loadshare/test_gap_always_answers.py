@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from coalloc.loadshare import GapInstance, solve_gap, verify_gap
-from coalloc.loadshare.gap import exact, search
+from coalloc.loadshare.gap import exact, search, search_start
 from coalloc.loadshare.gap.model import GapCall
 
 
@@ -34,7 +34,7 @@ def _heavy(m: int, n: int, seed: int, sense: str = "max") -> GapInstance:
 @pytest.mark.parametrize("shape", [(3, 8, 2), (3, 8, 1), (4, 12, 5), (5, 20, 7)])
 def test_a_start_after_the_limit_still_answers(monkeypatch, method, shape) -> None:
     """The search's start made to end past the limit (as a load spike does): the fallback
-    after the limit repairs the greedy's overload (``search._LATE_REPAIR``) and the call
+    after the limit repairs the greedy's overload (``search_start._LATE_REPAIR``) and the call
     returns a feasible assignment; before h59gap the heuristic and the default ended
     ``time_limit`` without one on heavy 3 x 8 "max" (the greedy alone overloads it)."""
     limit = 0.02
@@ -69,7 +69,7 @@ def test_the_late_fallback_alone_does_not_answer_there(monkeypatch) -> None:
         return real(self, x_lp)
 
     monkeypatch.setattr(search._Search, "start", late_start)
-    monkeypatch.setattr(search, "_LATE_REPAIR", False)
+    monkeypatch.setattr(search_start, "_LATE_REPAIR", False)
     res = solve_gap(_heavy(3, 8, 2), "heuristic", time_limit=limit, seed=0)
     assert res.assignment is None and res.status == "time_limit"
 

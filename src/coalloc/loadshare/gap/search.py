@@ -262,12 +262,6 @@ _KICK, _KICK_POOL, _KICK_UNTIMED = 0, 3, False
 #: search starts from the multipliers' greedy as before; from the repaired fallback it
 #: ended at the fallback's 2087 in some calls on heavy 10 x 80 at 0.04 s). False: off.
 _REPAIR_NO_LP = True
-#: The fallback after the limit (no feasible assignment by then) repairs the greedy's
-#: overload as the feasibility-first start does (at most ``_REPAIR_ITERATIONS``, by
-#: ``_LATE_SHARE`` of the allowance; whole up to ``_LATE_PAIRS``): before h59gap (False) a
-#: 0.05 s call on the audit's heavy 3 x 8 "max" whose start came after the limit ended
-#: without an answer, the heuristic's as the default's (bench/loadshare/ISSUE40.md).
-_LATE_REPAIR = True
 #: Exact re-optimisation of agent sets (issue 40, h48gaplns; :mod:`.subgap`): with
 #: ``_SUBGAP`` k (2 or 3) > 0, a timed call's searches on every pair (not the core's), once
 #: their own best (feasible) has stood for the restart rule's iterations, free the items
@@ -740,11 +734,8 @@ class _Search(StartSteps, RestartSteps):
                         fresh_k = -1
         if deadline is not None and n and not self.feasible and not self.halted():
             # the limit ended the search before any feasible assignment (a short limit under
-            # load): the fallback's, when it keeps every capacity, rather than none; with
-            # its repair (``_LATE_REPAIR``), since the greedy alone overloads tight
-            # instances that the first tabu round makes feasible (the audit's heavy 3 x 8
-            # "max", its start past the limit: no answer from the heuristic or the default)
-            self.fallback(self.incumbent, repair=_LATE_REPAIR, late=True)
+            # load): the fallback's, when it keeps every capacity, rather than none
+            self.fallback(self.incumbent, late=True)
         out = self.incumbent.copy()
         if not self.assign_all:
             out[out == self.inst.m] = -1

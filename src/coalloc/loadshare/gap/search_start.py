@@ -159,6 +159,16 @@ def _search_arrays(inst: GapInstance, sense: str, assign_all: bool):
             np.ascontiguousarray(cap, dtype=np.int64))  # fmt: skip
 
 
+#: The fallbacks after the limit (``late``: no feasible assignment by then) repair the
+#: greedy's overload as the feasibility-first start does (at most ``_REPAIR_ITERATIONS``,
+#: by ``_LATE_SHARE`` of the allowance; whole up to ``_LATE_PAIRS``): before h59gap
+#: (False) a 0.05 s call on the audit's heavy 3 x 8 "max" whose start came after the
+#: limit ended without an answer, the heuristic's as the default's; the first tabu round
+#: makes these tight instances feasible, the greedy alone overloads them
+#: (bench/loadshare/ISSUE40.md).
+_LATE_REPAIR = True
+
+
 class StartSteps:
     """The start's steps of :class:`.search._Search` (a mixin: the attributes are the
     search's)."""
@@ -216,6 +226,7 @@ class StartSteps:
         if not self.assign_all or not n or np.any(self.cap <= 0):
             return False
         until = self.late if late else self.deadline
+        repair = repair or (late and _LATE_REPAIR)
         if late and n * m <= _k()._LATE_PAIRS:
             until = None  # (small: a millisecond or two, the answer rather than none)
         if until is not None and time.perf_counter() >= until:
