@@ -134,6 +134,10 @@ def test_a_limit_that_stops_the_search_after_the_start_still_answers(monkeypatch
     if method == "heuristic":
         assert res.iterations["tabu_iterations"] == 0
         monkeypatch.setattr(gap.search, "_FEASIBLE_FIRST", False)
+        late = solve_gap(inst, method, time_limit=0.3, seed=0)  # the late fallback's repair
+        assert late.assignment is not None, late.message
+        assert verify_gap(inst, late.assignment, claimed=late.objective).ok
+        monkeypatch.setattr(gap.search_start, "_LATE_REPAIR", False)  # (h59gap) both off: none
         off = solve_gap(inst, method, time_limit=0.3, seed=0)
         assert off.assignment is None
 

@@ -112,6 +112,14 @@ _SOLVER_MARGIN = 0.5
 #: The shares of the allowance by which the timed method waits for the solver's thread
 #: (then cancels it) and stops waiting (its answer then unused).
 _JOIN_AT, _JOIN_LAST = 0.3, 0.6
+#: The solver's outcome is used once its thread has set it, alive or not (False: only
+#: from a thread that had ended by the last join, as before h59gap).
+_OUTCOME_ONCE_SET = True
+#: When the search proved its answer (optimal or infeasible), the call cancels the
+#: solver's thread and returns without joining it (False: it waited for the thread up to
+#: ``_JOIN_AT`` of the allowance past the limit, as before h59gap: a proof at 1 ms on the
+#: audit's heavy 3 x 8 "max" returned at 0.08-0.11 s under load, past T + 0.05 s).
+_NO_WAIT_AFTER_PROOF = True
 
 
 def solve_exact(call: GapCall, solver: str, threads: int, iterations: Optional[int],
@@ -181,21 +189,43 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     params = {**call.params, "iterations": iterations}
     solver = portfolio_solver(call)
     inner = call.with_params(solver=solver, threads=PORTFOLIO_WORKERS)
+    inst = call.instance
+    when = portfolio_start(call.limit, int(np.count_nonzero(inst.weight <= inst.capacity[:, None])))
+    if when == "off":  # the heuristic alone: the very call ``method="heuristic"`` makes
+        heur = settle(solve_heuristic(call, iterations, True))
+        res = _combine(inner, None, heur, time.perf_counter() - call.t0, started=False)
+        if heur.status not in ("optimal", "infeasible"):
+            res.message += _off_note()
+        res.iterations["solver_started"] = 0
+        return _as_portfolio(res, heur, call, params, solver, "beside it")
     timed = _Timed(inner, solver, PORTFOLIO_WORKERS)
-    when = portfolio_start(call.limit, timed.pairs)
     timed.early = True  # a small instance: CP-SAT from the first feasible assignment on
     timed.cold = when == "cold"  # or CP-SAT first, from nothing, the heuristic beside it
     timed.off = when == "off"  # or the heuristic alone (a short limit, a larger instance)
     if when == "handoff":  # or the search alone to a feasible assignment, then the solver
         timed.early, timed.handoff_at = False, call.t0 + PORTFOLIO_HANDOFF_AT * call.limit
     res = timed.run(iterations, True)
-    if timed.heur is not None:  # the heuristic's trajectory and counts, as the method gives
-        res.trajectory = _ends_at(timed.heur.trajectory, res, call.t0)
-        res.iterations = {**timed.heur.iterations, **res.iterations}
+    return _as_portfolio(res, timed.heur, call, params, solver,
+                         "after it" if when == "handoff" else "beside it")
+
+
+def _off_note() -> str:
+    """Why the timed default ran the heuristic alone (``portfolio_start`` said "off")."""
+    return (f"; CP-SAT was not started: below {PORTFOLIO_COLD_FROM:g} s on more than "
+            f"{PORTFOLIO_EARLY_PAIRS} pairs the heuristic runs alone (beside it, CP-SAT "
+            "took the search's CPU and proved nothing)")  # fmt: skip
+
+
+def _as_portfolio(res: GapResult, heur: Optional[GapResult], call: GapCall, params: dict,
+                  solver: str, how: str) -> GapResult:  # fmt: skip
+    """The timed default's result: the heuristic's trajectory and counts (``heur``, None
+    when it did not run), the method's name, parameters and message."""
+    if heur is not None:  # the heuristic's trajectory and counts, as the method gives
+        res.trajectory = _ends_at(heur.trajectory, res, call.t0)
+        res.iterations = {**heur.iterations, **res.iterations}
     res.method = "portfolio"
     res.params = {**params, "portfolio": True, "solver": solver}
     name = "CP-SAT" if solver == "cpsat" else "HiGHS"
-    how = "after it" if when == "handoff" else "beside it"
     res.message = f"portfolio (heuristic, {name} {how}): " + res.message
     return res
 
@@ -425,6 +455,8 @@ class _Timed:
         own_proof = heur is not None and heur.status in ("optimal", "infeasible")
         if own_proof and not self.halt.is_set():  # the solver has nothing left to do
             thread.scope.cancel()
+            if _NO_WAIT_AFTER_PROOF:  # nor the call: the thread ends by itself
+                return thread.outcome
         # (to 0.3 and 0.6 of the allowance, not 0.5 and 0.8 as before h50gap: under a load
         # of 7 the joins themselves came back 0.02-0.04 s late, waiting for the GIL, and the
         # result's building after them needs the rest)
@@ -432,7 +464,11 @@ class _Timed:
         if thread.is_alive():  # past the limit: stop it, wait a little more
             thread.scope.cancel()
             thread.join(max(0.0, call.t0 + call.limit + _JOIN_LAST * grace - time.perf_counter()))
-        if not thread.is_alive() and thread.outcome is not None:
+        # the outcome once set (the thread sets it before ``halt`` and only then ends): a
+        # thread still alive past the joins kept its proof and answer before h59gap only if
+        # it had also ended, and a search it had halted before its first feasible
+        # assignment left the call without one
+        if thread.outcome is not None and (_OUTCOME_ONCE_SET or not thread.is_alive()):
             return thread.outcome
         return None
 
@@ -468,11 +504,7 @@ class _Timed:
         res = _combine(call, out, heur, t_hint, started=self.worker is not None)
         proved = heur is not None and heur.status in ("optimal", "infeasible")
         if self.worker is None and not proved and self.off:
-            res.message += (
-                f"; CP-SAT was not started: below {PORTFOLIO_COLD_FROM:g} s on more than "
-                f"{PORTFOLIO_EARLY_PAIRS} pairs the heuristic runs alone (beside it, "
-                "CP-SAT took the search's CPU and proved nothing)"
-            )
+            res.message += _off_note()
         elif self.worker is None and not proved:  # (after a proof the solver is not needed)
             res.message += self.not_started()
         res.iterations["solver_started"] = int(self.worker is not None)

@@ -12,7 +12,7 @@ they are read from there at each call.
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -159,6 +159,16 @@ def _search_arrays(inst: GapInstance, sense: str, assign_all: bool):
             np.ascontiguousarray(cap, dtype=np.int64))  # fmt: skip
 
 
+#: The fallbacks after the limit (``late``: no feasible assignment by then) repair the
+#: greedy's overload as the feasibility-first start does (at most ``_REPAIR_ITERATIONS``,
+#: by ``_LATE_SHARE`` of the allowance; whole up to ``_LATE_PAIRS``): before h59gap
+#: (False) a 0.05 s call on the audit's heavy 3 x 8 "max" whose start came after the
+#: limit ended without an answer, the heuristic's as the default's; the first tabu round
+#: makes these tight instances feasible, the greedy alone overloads them
+#: (bench/loadshare/ISSUE40.md).
+_LATE_REPAIR = True
+
+
 class StartSteps:
     """The start's steps of :class:`.search._Search` (a mixin: the attributes are the
     search's)."""
@@ -176,20 +186,22 @@ class StartSteps:
         _descent(self.cost, self.weight, self.cap, start, self.deadline)
         return start
 
-    def repair(self, share: np.ndarray, x: np.ndarray) -> np.ndarray:
+    def repair(self, share: np.ndarray, x: np.ndarray, until: Any = "deadline") -> np.ndarray:
         """At most ``_REPAIR_ITERATIONS`` tabu iterations on the capacity shares ``share``
-        from ``x``, in rounds that end at the first feasible assignment or the deadline;
-        the state's best (feasible or of least excess). Its draws are its own (from the
-        call's seed), so the search's are those of a call without it."""
+        from ``x``, in rounds that end at the first feasible assignment or ``until`` (a
+        clock value; None: none; by default the deadline); the state's best (feasible or
+        of least excess). Its draws are its own (from the call's seed), so the search's
+        are those of a call without it."""
+        until = self.deadline if isinstance(until, str) else until
         rng = np.array([kernel_seed(self.seed) ^ 0xFEA5], dtype=np.uint64)
         state = TabuState.fresh(x, self.m_all, rng)
         knobs = TabuKnobs.default(self.n)
         state.run(share, self.weight, self.cap, 0, knobs)
         state.first_weight = (float(share.sum()) + 1.0) / (float(self.weight.sum()) + 1.0)
         done, most = 0, _k()._REPAIR_ITERATIONS
-        while not state.feasible and done < most and not self.out_of_time():
-            got = state.run(share, self.weight, self.cap, min(50, most - done),
-                            knobs, self.deadline)  # fmt: skip
+        while (not state.feasible and done < most and not self.halted()
+               and (until is None or time.perf_counter() < until)):  # fmt: skip
+            got = state.run(share, self.weight, self.cap, min(50, most - done), knobs, until)
             if not got:
                 break
             done += got
@@ -214,6 +226,7 @@ class StartSteps:
         if not self.assign_all or not n or np.any(self.cap <= 0):
             return False
         until = self.late if late else self.deadline
+        repair = repair or (late and _LATE_REPAIR)
         if late and n * m <= _k()._LATE_PAIRS:
             until = None  # (small: a millisecond or two, the answer rather than none)
         if until is not None and time.perf_counter() >= until:
@@ -227,7 +240,7 @@ class StartSteps:
         if repair and m > 1:
             load = np.bincount(x, weights=self.weight[x, cols], minlength=m)
             if np.any(load > self.cap):
-                x = self.repair(share, x)
+                x = self.repair(share, x, until)
                 self.repaired = True
         kept = x.copy()
         _descent(self.cost, self.weight, self.cap, x, until)
