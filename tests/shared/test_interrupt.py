@@ -172,7 +172,7 @@ def test_ctrl_c_stops_the_longest_kernel_of_each_family(family):
     # ~50 ms polling plus one outer iteration (step 1: one Q evaluation, ~0.2 s here), in the
     # child's CPU seconds (whatever the load); the wall clock only where /proc is missing.
     latency = float(words[-2]) - sent
-    spent = None if cpu is None else float(words[-1]) - cpu
+    spent = None if cpu is None else round(float(words[-1]) - cpu, 6)  # whole ticks
     assert 0 <= (latency if spent is None else spent) < 1.5, (spent, latency)
 
 
