@@ -333,6 +333,16 @@ DASK_LOOP_CONFIG: Dict[str, Any] = {
 }
 
 
+#: The nannies' memory monitor (``distributed.worker.memory.monitor-interval``, 0.1 s as
+#: installed: 20 calls a second for two nannies, in the calling process's loop) every 0.5 s:
+#: an idle two-worker cluster's caller 14-15 -> 7-8 ms of CPU a second (three alternated
+#: pairs, load 14-15, ISSUE41.md h59tail). The monitor still restarts a worker past its
+#: memory limit, up to 0.4 s later (the benchmark's workers use a few hundred MB of their
+#: limit). ``DASK_QUIET_MONITOR = False``: as installed.
+DASK_QUIET_MONITOR = True
+DASK_MONITOR_CONFIG: Dict[str, Any] = {"distributed.worker.memory.monitor-interval": "500ms"}
+
+
 def local_cluster(workers: int, defaults: bool = False) -> Any:
     """A local Dask cluster of ``workers`` single-thread worker processes, with
     :data:`DASK_BATCH_CONFIG` unless ``defaults``."""
@@ -346,6 +356,8 @@ def local_cluster(workers: int, defaults: bool = False) -> Any:
     settings["distributed.nanny.pre-spawn-environ"] = environ  # the others kept
     if DASK_QUIET_LOOPS:
         settings.update(DASK_LOOP_CONFIG)
+    if DASK_QUIET_MONITOR:
+        settings.update(DASK_MONITOR_CONFIG)
     with dask.config.set({} if defaults else settings):
         return distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
                                         processes=True, dashboard_address=None)  # fmt: skip

@@ -64,6 +64,13 @@ from bench.shared.scaling import (
     local_cluster,
 )
 
+#: Seconds the calling process's CPU is read with a Dask cluster up and idle, before the
+#: batch (0: not read): the floor its scheduler's and nannies' timers cost per second of
+#: wall, whatever the batch. The caller's figure per instance is then split into that floor
+#: times the batch's wall and the rest (the work per chunk and per instance): under load the
+#: wall grows and the floor's share with it (ISSUE41.md, h59tail).
+IDLE_FLOOR_SECONDS = 5.0
+
 #: Instances per batch: about 3-5 s of serial CPU each on the 2-core VM.
 CPU_SIZES: Dict[str, int] = {
     "ctaap": 60,
@@ -172,6 +179,11 @@ def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
             executor = cli.get_executor()
             worker_pids = set(cli.run(os.getpid).values())
         time.sleep(0.2)  # let start-up work settle
+        floor = None
+        if kind.startswith("dask") and IDLE_FLOOR_SECONDS > 0:  # the idle cluster's cost
+            c0, t0 = _cpu(me.cpu_times()), time.perf_counter()
+            time.sleep(IDLE_FLOOR_SECONDS)
+            floor = (_cpu(me.cpu_times()) - c0) / (time.perf_counter() - t0)
         kids0 = _children_cpu(me)
         parent0 = _cpu(me.cpu_times())
         main0 = _main_thread_cpu(me)
@@ -206,6 +218,7 @@ def cpu_config(family: str, k: int, kind: str, workers: int, seed: int, chunksiz
     return {
         "wall": wall, "parent": parent, "main": main, "workers": worker_cpu, "other": other,
         "chunks": log.sizes, "answers": [answer(r) for r in results], "profile": text,
+        "floor": floor,
     }  # fmt: skip
 
 
@@ -415,6 +428,20 @@ def _print_against(rows: Dict[Tuple[str, str], dict], families: List[str], kinds
                 f"{r['excess']:.2f}x | {ratio} | {model} |")  # fmt: skip
 
 
+def _print_floors(floors: List[tuple]) -> None:
+    """Each Dask run's caller CPU per instance split into its idle cluster's floor times the
+    batch's wall (:data:`IDLE_FLOOR_SECONDS`) and the rest (the caller's work per chunk and
+    per instance)."""
+    if not floors:
+        return
+    print("\n| family | executor | caller ms/inst | idle floor ms/s | floor x wall ms/inst | "
+          "rest ms/inst |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|")
+    for family, kind, caller, floor, wall in floors:
+        say(f"| {family} | {kind} | {caller * 1e3:.3f} | {floor * 1e3:.1f} | "
+            f"{floor * wall * 1e3:.3f} | {(caller - floor * wall) * 1e3:.3f} |")  # fmt: skip
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--families", nargs="+", default=list(FAMILIES),
@@ -475,6 +502,7 @@ def main(argv=None) -> int:
           f"({PREDICT_SERIAL:g} s batch) |")  # fmt: skip
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---|")
     profiles = []
+    floors: List[tuple] = []  # (family, kind, caller s/inst, idle floor s/s, wall s/inst)
     rows: Dict[Tuple[str, str], dict] = {}  # (family, kind) -> the figures compared below
     progress = bar(total=len(args.families) * (1 + len(args.kinds)))
     for family in args.families:
@@ -524,8 +552,11 @@ def main(argv=None) -> int:
             progress.update(1)
             if out["profile"]:
                 profiles.append((family, kind, out["profile"]))
+            if out["floor"] is not None:
+                floors.append((family, kind, out["parent"] / k, out["floor"], out["wall"] / k))
     progress.close()
     _print_against(rows, args.families, args.kinds, w)
+    _print_floors(floors)
     for family, kind, text in profiles:
         print(f"\n### cProfile of the calling process: {family}, {kind}\n")
         print(text)

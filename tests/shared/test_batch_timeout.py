@@ -14,6 +14,7 @@ import pytest
 
 import coalloc
 from coalloc.batch import BatchError
+from tests.shared._ctrl_c import CPU_NOW, RESTORE_SIGINT, tree_cpu
 
 # The children import the coalloc this test runs against (the installed wheel in CI, the
 # source tree with in-place modules when developing), never blindly the source tree.
@@ -161,7 +162,9 @@ def test_a_generous_timeout_changes_nothing():
         assert (a.assignment == b.assignment).all()
 
 
-_CTRL_C_CHILD = """
+_CTRL_C_CHILD = (
+    RESTORE_SIGINT
+    + """
 import sys, threading, time
 import coalloc
 from coalloc.ctaap import _softassign
@@ -176,10 +179,11 @@ big = [coalloc.generators.fig2(2, n_tasks=800, n_clusters=20, seed=s) for s in (
 try:
     coalloc.solve_many(big, executor="threads", n_jobs=2)
 except KeyboardInterrupt:
-    print("interrupted", flush=True)
+    print("interrupted", CPU_NOW, flush=True)
     sys.exit(0)
 print("finished", flush=True)
-"""
+""".replace("CPU_NOW", CPU_NOW)
+)
 
 
 @pytest.mark.slow
@@ -193,6 +197,7 @@ def test_ctrl_c_stops_a_threaded_batch_promptly():
         assert child.stdout.readline().strip() == "ready", child.stderr.read()
         time.sleep(0.5)
         assert child.poll() is None
+        cpu = tree_cpu(child.pid)
         sent = time.monotonic()
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=60)
@@ -202,8 +207,11 @@ def test_ctrl_c_stops_a_threaded_batch_promptly():
             child.kill()
             child.communicate()
     assert child.returncode == 0, err
-    assert out.split()[-1] == "interrupted", out
-    assert latency < 2.5, latency
+    assert out.split()[:1] == ["interrupted"], out
+    # the CPU seconds of the child's two threads between the signal and the catch, whatever
+    # the load (tests/shared/_ctrl_c.py); the wall clock only where /proc is missing
+    spent = None if cpu is None else round(float(out.split()[1]) - cpu, 6)  # whole ticks
+    assert (latency if spent is None else spent) < 2.5, (spent, latency)
 
 
 def _stopped_inside_the_runner(monkeypatch):

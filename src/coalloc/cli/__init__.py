@@ -54,6 +54,13 @@ EXIT_BROKEN_PIPE = 141
 #: (ISSUE36.md).
 LAZY_FAMILIES = True
 
+#: ``coalloc -h``, a bare ``coalloc``, a mistyped command and the top-level aliases
+#: (``coalloc solve ...``, ``coalloc map ...``) build the top level from the light listing
+#: (:mod:`._listing`: the families' summaries and the aliases' help lines, no family
+#: imported), and an alias the one family it belongs to. False: the whole parser, every
+#: family imported, as before. Measured in ISSUE36.md "(h59tail)".
+LAZY_TOP = True
+
 
 def _group(spec: Any) -> Tuple[Any, str]:
     """(what adds the family's subcommands, one-line description) of one family's spec."""
@@ -141,6 +148,8 @@ def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParse
     named = _named_family(argv)
     if named is not None:
         return _lazy_parser(named, docs_cli, explain_cli, plot_cli, schema_cli)
+    if argv is not None and _top_is_light(argv):
+        return _top_parser(argv, docs_cli, plot_cli, schema_cli)
     group_table = groups()
     parser = Parser(
         prog="coalloc",
@@ -189,6 +198,56 @@ def _lazy_parser(named: Tuple[Optional[str], str], docs_cli: Any, explain_cli: A
             explain_cli.add_command(commands, name)
     if first == "plot":
         plot_cli.add_commands(sub, only=spec)
+    docs_cli.add_commands(sub)
+    schema_cli.add_commands(sub)
+    return parser
+
+
+def _top_is_light(argv: Sequence[str]) -> bool:
+    """Whether the command line ``argv`` needs the top level alone (:data:`LAZY_TOP`): no
+    word, help or version first, an alias first, or a first word that names no command
+    (the error lists them); the light listing matching the registered families."""
+    from .._shared.family import _REGISTRY
+    from ._listing import SUMMARIES, alias_family
+
+    if not (LAZY_FAMILIES and LAZY_TOP) or tuple(SUMMARIES) != tuple(FAMILIES):
+        return False
+    if set(_REGISTRY) - set(FAMILIES):  # a family registered at run time: not listed here
+        return False
+    if not argv or argv[0] in ("-h", "--help", "--version") or alias_family(argv[0]):
+        return True
+    return not argv[0].startswith("-") and argv[0] not in (*FAMILIES, "plot", "docs", "schema")
+
+
+def _top_parser(argv: Sequence[str], docs_cli: Any, plot_cli: Any,
+                schema_cli: Any) -> argparse.ArgumentParser:  # fmt: skip
+    """The whole parser's top level from the light listing (:mod:`._listing`): the family
+    groups and ``plot`` empty, with their help lines; the aliases of ``argv``'s first word
+    built by their family (imported), the others' help lines only."""
+    from ._listing import ALIASES, SUMMARIES, alias_family
+
+    needed = alias_family(argv[0]) if argv else ""
+    parser = Parser(
+        prog="coalloc",
+        description="Co-allocation of parallel jobs onto grid, cluster and testbed resources.",
+        epilog="Families: "
+        + "; ".join(f"'coalloc {name} -h': {text}" for name, text in SUMMARIES.items())
+        + ". The CTAAP commands (solve, demo, verify, generate, solve-batch) and the task "
+        "mapper's 'map' are also available at the top level. Guides: 'coalloc docs'; "
+        f"reference: {docs_cli.URL}",
+    )
+    parser.add_argument("--version", action="version", version=f"coalloc {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, text in SUMMARIES.items():
+        group = sub.add_parser(name, help=text, description=text)
+        group.add_subparsers(dest="subcommand", required=True)
+    for name, lines in ALIASES.items():
+        if name == needed:  # the one family this command runs: its commands for real
+            _group(family_spec(name))[0].add_commands(sub, aliases=True)
+        else:
+            for command, text in lines:
+                sub.add_parser(command, help=text)
+    plot_cli.add_commands(sub, listed=False)
     docs_cli.add_commands(sub)
     schema_cli.add_commands(sub)
     return parser

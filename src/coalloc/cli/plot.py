@@ -52,9 +52,10 @@ def picture_options(p: argparse.ArgumentParser, example: str) -> None:
     )
 
 
-def add_commands(sub, only: Any = None) -> None:
+def add_commands(sub, only: Any = None, *, listed: bool = True) -> None:
     """Add ``plot`` and its per-family subcommands to ``sub`` (a subparsers object); with
-    ``only`` (a ``FamilySpec``), that family's subcommand alone (the others not imported)."""
+    ``only`` (a ``FamilySpec``), that family's subcommand alone (the others not imported);
+    with ``listed`` false, none (``coalloc -h``: only ``plot``'s own line is shown)."""
     top = sub.add_parser(
         "plot", help="draw a result as a picture (needs the [plot] extra: matplotlib)",
         description="Draw a result of any family as a picture. The input files come in the "
@@ -63,6 +64,8 @@ def add_commands(sub, only: Any = None) -> None:
         "(.png, .svg, .pdf). Needs the [plot] extra (matplotlib).",
     )  # fmt: skip
     fams = top.add_subparsers(dest="family", required=True, metavar="FAMILY")
+    if not listed:
+        return
     for spec in [only] if only is not None else families().values():  # from each spec
         if spec.plot:
             importlib.import_module(spec.plot).add_plot(fams)

@@ -44,6 +44,7 @@ from ..result import MappingResult
 from ..routing import route
 from ..verify import verify_mapping
 from .exact import _not_exact_for
+from .first_feasible import first_feasible
 from .outcome import _problem, _Report, _result, policy_breach
 
 __all__ = ["assign_plus_method", "unmet_desires", "QUICK_ANNEAL", "PORTFOLIO_EXACT_NODES",
@@ -708,7 +709,7 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
         report = _Report(method_name, seed, p, t0, {"setup": t1 - t0}, c)
         offer_incumbent(lambda: _result(pr, report, w, rt, score=score))  # fmt: skip
 
-    early = annealed = None
+    early = annealed = first = None
     with _Hearing(pr, counters, offer) as hearing:
         if fallback and timed:
             # assign's annealer in a thread, beside the strategies (compiled kernel only)
@@ -716,6 +717,8 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
             early = _early_answer(pr, scoring, bool(exchange), backend, offer)
             if early.get("stopped"):
                 raise_stop(early)  # (_Hearing hears the annealer first at the deadline)
+            if early["where"] is None:  # a first answer before the annealer has one
+                first = first_feasible(pr, seed, backend, counters, offer)
             if hearing.beside is None:
                 annealed = _anneal_member(pr, early, seed, backend, counters, offer)
             elif not _gains(pr, early):
@@ -746,6 +749,8 @@ def assign_plus_method(top: VirtualTopology, ptop: PhysicalTopology, *, seed: Op
                 an = annealed
             else:
                 an = run_anneal(pr, kernel_seed(seed), dict(ANNEAL_DEFAULTS), backend)
+            if not an["valid"] and first is not None:  # (its mapping offered already)
+                an = dict(an, valid=True, where=first["where"], score=first["score"])
             params["fallback_used"] = True
             counters.update({k: an[k] for k in ("moves", "temperatures")})
             if an["valid"]:
