@@ -131,11 +131,11 @@ LAYERS_SEARCH = True
 SEARCH_TRIES = 16
 #: True: the lowered answer is offered to the run (``inc.offer``) and becomes the start's
 #: (the post-search steps start from it); False (the default): it is held for the time
-#: limit and the run's end only (``inc.offer_early``, kept by ``multilevel._held_better``
-#: where lower), the run's own choices those without the step. Measured (h59edge
-#: follow-up, ISSUE40): True lost 1.02-1.09 on delaunay3d 800, stencil9 30x30, stencil
-#: 32x32 het and 16^3 on 2x8x8 het at 1 s, load 3, where the finished run's post-search
-#: steps from the lowered start end higher than from the start itself.
+#: limit only (``inc.offer_early`` with ``search_layers``: a run that ends by itself returns
+#: its own answer, ``multilevel._held_better``). Measured (h59edge follow-up, ISSUE40): True,
+#: or held for the run's end too, lost 1.02-1.09 on delaunay3d 800, stencil9 30x30 (and
+#: True on stencil 32x32 het, 16^3 on 2x8x8 het) at 1 s, load 3: the finished run's steps
+#: after the search reach less from the capped layer moves' answer than from its own.
 SEARCH_REPLACE = False
 
 
@@ -176,7 +176,7 @@ def layers_in_search(topo, fine: TaskLevel, found, inc, run: dict, ends) -> tupl
         inc.offer(value, state.m, 0, found[2], moves=run["moves"],
                   initial_processors=int(own[3]), initial_level=own[4])
     elif kept and value < own[0] * (1 - 1e-12):  # held: the run's own choices unchanged
-        inc.offer_early(value, state.m, [*own[2], value])
+        inc.offer_early(value, state.m, [*own[2], value], search_layers=int(kept))
     if cut is not None:
         raise cut
     return found
