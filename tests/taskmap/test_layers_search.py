@@ -35,6 +35,11 @@ class _Inc:
         self.offers.append((value, m.copy(), depth))
         self.value = min(self.value, value)
 
+    def offer_early(self, value, m, history, **counts):  # (as _Incumbent's: lower only)
+        if value < min(self.value, self.early) * (1 - 1e-12):
+            self.early, self.early_best = value, (m.copy(), list(history), counts)
+            self.offers.append((value, m.copy(), "held"))
+
 
 def _found(topo, fine, m):
     value = RefineState(topo, fine, m.copy()).maximum()
@@ -64,7 +69,9 @@ def test_off_the_start_is_returned_unchanged(monkeypatch):
     assert inc.offers == []
 
 
-def test_timed_the_best_start_is_lowered_offered_and_verified():
+def test_timed_the_best_start_is_lowered_offered_and_verified(monkeypatch):
+    """SEARCH_REPLACE True: offered to the run and returned as the start's answer."""
+    monkeypatch.setattr(timedorder, "SEARCH_REPLACE", True)
     tasks, res, topo, fine, m = _case()
     found = _found(topo, fine, m)
     inc, run = _Inc(found[0]), {"moves": 0}
@@ -74,6 +81,22 @@ def test_timed_the_best_start_is_lowered_offered_and_verified():
     assert len(inc.offers) == 1 and inc.offers[0][0] == out[0] and inc.offers[0][2] == 0
     assert np.array_equal(inc.offers[0][1], out[1]) and run["moves"] > 0
     assert out[3:] == found[3:] and out[2][-1] == out[0]
+
+
+def test_timed_by_default_the_lowered_answer_is_held_and_the_start_unchanged():
+    """SEARCH_REPLACE False (the default): held by offer_early, the start returned as it
+    was (the run's own choices unchanged); a second call goes on from the held answer."""
+    assert timedorder.SEARCH_REPLACE is False
+    tasks, res, topo, fine, m = _case()
+    found = _found(topo, fine, m)
+    inc, run = _Inc(found[0]), {"moves": 0}
+    assert timedorder.layers_in_search(topo, fine, found, inc, run, res.links) is found
+    assert len(inc.offers) == 1 and inc.offers[0][2] == "held"
+    value, held = inc.offers[0][0], inc.offers[0][1]
+    assert value < found[0] * (1 - 1e-9) and inc.early == value
+    assert _verified(tasks, res, topo, held, value) == pytest.approx(value)
+    timedorder.layers_in_search(topo, fine, found, inc, run, res.links)
+    assert inc.early <= value and all(v <= value for v, _, _ in inc.offers[1:])
 
 
 def test_a_start_that_is_not_the_runs_best_is_left():
@@ -86,14 +109,13 @@ def test_a_start_that_is_not_the_runs_best_is_left():
 
 def test_the_held_early_answer_is_moved_when_it_is_the_best():
     """After the grown starts (``found`` None) the answer held by ``offer_early`` is the one
-    moved, offered at the finest level."""
+    moved, and held again (lower)."""
     tasks, res, topo, fine, m = _case()
     value = _found(topo, fine, m)[0]
     inc = _Inc(np.inf, early=(value, (m.copy(), [value], {})))
-    out = timedorder.layers_in_search(topo, fine, None, inc, {"moves": 0}, res.links)
-    assert out is not None and out[0] < value * (1 - 1e-9)
-    assert _verified(tasks, res, topo, out[1], out[0]) == pytest.approx(out[0])
-    assert inc.offers and inc.offers[-1][0] == out[0]
+    assert timedorder.layers_in_search(topo, fine, None, inc, {"moves": 0}, res.links) is None
+    assert inc.offers and inc.early == inc.offers[-1][0] < value * (1 - 1e-9)
+    assert _verified(tasks, res, topo, inc.early_best[0], inc.early) == pytest.approx(inc.early)
 
 
 def test_a_call_that_keeps_nothing_ends_the_runs_calls(monkeypatch):

@@ -434,7 +434,8 @@ def _held_better(inc: _Incumbent, out: TaskMappingResult) -> TaskMappingResult:
     1 s: 0.392 after 0.36 early). Both are built from scratch (:func:`_result`) and compared
     there. Without a time limit the early answer is its count of moves alone
     (:data:`HELD_UNTIMED`; h55tmap: untimed answers keep it too, the same contract)."""
-    if inc.early_best is None or not inc.early < out.max_occupancy * (1 - 1e-12):
+    if inc.early_best is None or not inc.early < out.max_occupancy * (1 - 1e-12) or \
+            inc.early_best[2].get("search_layers"):  # (held for the deadline only) # fmt: skip
         return out
     m, history, counts = inc.early_best
     tasks, resources, topo, levels, seed, params, _ = inc.args
@@ -522,8 +523,7 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
 
 
 def _paper_step(tasks, resources, topo, fine, inc, seed, params, run) -> tuple:
-    """The paper's starts (:func:`~coalloc.taskmap.starts._paper_starts`), the refined one
-    offered: ``(paper, first)`` as :func:`_search` weighs them."""
+    """The paper's starts (``starts._paper_starts``), offered: ``(paper, first)``."""
     first, state, history, moves = _paper_starts(tasks, resources, topo, fine, inc, seed,
                                                  params["max_moves"])  # fmt: skip
     run["moves"] += moves

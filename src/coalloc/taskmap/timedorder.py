@@ -129,6 +129,14 @@ LAYERS_SEARCH = True
 #: ``layermoves.LAYER_SETTLE`` bottleneck moves): on the held-back set's stopped 1 s
 #: answers the whole gain took 8-56 tries.
 SEARCH_TRIES = 16
+#: True: the lowered answer is offered to the run (``inc.offer``) and becomes the start's
+#: (the post-search steps start from it); False (the default): it is held for the time
+#: limit only (``inc.offer_early`` with ``search_layers``: a run that ends by itself returns
+#: its own answer, ``multilevel._held_better``). Measured (h59edge follow-up, ISSUE40): True,
+#: or held for the run's end too, lost 1.02-1.09 on delaunay3d 800, stencil9 30x30 (and
+#: True on stencil 32x32 het, 16^3 on 2x8x8 het) at 1 s, load 3: the finished run's steps
+#: after the search reach less from the capped layer moves' answer than from its own.
+SEARCH_REPLACE = False
 
 
 def layers_in_search(topo, fine: TaskLevel, found, inc, run: dict, ends) -> tuple:
@@ -136,8 +144,9 @@ def layers_in_search(topo, fine: TaskLevel, found, inc, run: dict, ends) -> tupl
     :data:`SEARCH_TRIES` tries) on a timed run's best finest answer when a link binds it
     (:data:`LAYERS_SEARCH`): the refined start ``found`` (``(occupancy, finest positions,
     history, processors, level)``; None after the grown starts) or the answer held by
-    ``inc.offer_early`` where that is lower. A lower maximum is offered to ``inc`` and
-    returned as the start's. After a call that keeps no layer move none follow in the run
+    ``inc.offer_early`` where that is lower. A lower maximum is held by ``inc.offer_early``
+    (:data:`SEARCH_REPLACE` False) or offered to ``inc`` and returned as the start's. After
+    a call that keeps no layer move none follow in the run
     (``run["layers_idle"]``). A deadline inside the moves keeps those kept (offered) and is
     raised again. Untimed: ``found``, unchanged."""
     from .._shared import interrupt
@@ -161,11 +170,13 @@ def layers_in_search(topo, fine: TaskLevel, found, inc, run: dict, ends) -> tupl
         kept, cut = 1, e
     run["layers_idle"] = not kept
     value = state.maximum()
-    if kept and value < own[0] * (1 - 1e-12):
+    if kept and value < own[0] * (1 - 1e-12) and SEARCH_REPLACE:
         run["moves"] += kept
         found = (value, state.m, [*own[2], value], *own[3:])
         inc.offer(value, state.m, 0, found[2], moves=run["moves"],
                   initial_processors=int(own[3]), initial_level=own[4])
+    elif kept and value < own[0] * (1 - 1e-12):  # held: the run's own choices unchanged
+        inc.offer_early(value, state.m, [*own[2], value], search_layers=int(kept))
     if cut is not None:
         raise cut
     return found
