@@ -7,9 +7,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
-import subprocess
-import sys
 
 import pytest
 
@@ -18,22 +15,7 @@ from coalloc import FAMILIES
 from coalloc._shared.family import families
 from coalloc.cli import _listing
 
-_PROBE = """
-import json, sys
-from coalloc.cli import main
-try:
-    main({argv!r})
-except SystemExit:
-    pass
-print(json.dumps(sorted(m for m in sys.modules if m.startswith("coalloc."))), file=sys.stderr)
-"""
-
-
-def _imported(argv):
-    """The ``coalloc.*`` modules a fresh interpreter imports to run ``argv``."""
-    out = subprocess.run([sys.executable, "-c", _PROBE.format(argv=list(argv))],
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
-    return json.loads(out.stderr.strip().splitlines()[-1])
+from .test_cli_lazy import _imported  # (one probe of a fresh interpreter's imports)
 
 
 def _family_modules(mods):
