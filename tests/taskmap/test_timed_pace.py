@@ -199,3 +199,16 @@ def test_the_paced_extra_is_capped_by_the_allowance(clock, monkeypatch):
     left, _, _ = solvers._timed_start(tasks, res, 5.0, t0, True, cpu0)
     post = solvers.POST_SHARE * 5.0  # the cap of the fixed keep binds
     assert left == pytest.approx(5.0 - 0.08 - post - max(0.05, 0.05 * 5.0), abs=1e-12)
+
+
+def test_the_wait_for_the_deadline_raises_even_when_its_sleeps_oversleep(monkeypatch):
+    # under load a 2 ms sleep may return after the wait's own end: the deadline (passed by
+    # then) must still raise, not the wait end quietly (the test above failed so at load 13)
+    from coalloc._shared import interrupt
+    from coalloc.taskmap import starts as S
+
+    real_sleep = S.time.sleep
+    monkeypatch.setattr(S.time, "sleep", lambda s: real_sleep(0.15))
+    with pytest.raises(interrupt.DeadlinePassed):
+        with interrupt.until(S.time.perf_counter() + 0.05):
+            S._wait_out(0.05)

@@ -216,6 +216,7 @@ def _wait_out(left: float) -> None:
     while time.perf_counter() < end:
         interrupt.check()
         time.sleep(0.002)
+    interrupt.check()  # (a sleep that overslept past ``end`` under load skipped the last poll)
 
 
 def _coarse_starts(topo: Topology, coarse: TaskLevel, coarsest: int, sets: list,
