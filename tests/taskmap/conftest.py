@@ -51,3 +51,25 @@ def start_order(monkeypatch) -> list:
     monkeypatch.setattr(ml, "_paper_starts", paper)
     monkeypatch.setattr(ml, "_refined_start", refined)
     return order
+
+
+@pytest.fixture
+def stand_in_starts(monkeypatch) -> types.SimpleNamespace:
+    """``starts._one_start`` stood in (the indices of the starts made appended to ``made``,
+    no work), no sizes between; with an 8-processor stand-in topology (``topo``), its one
+    processor set (``sets``) and an incumbent without an early answer (``inc``)."""
+    import numpy as np
+
+    from coalloc.taskmap import starts
+
+    made: list = []
+
+    def one(topo, coarse, coarsest, sub, share, alpha, i, inc):
+        made.append(i)
+        return (1.0, -sub.shape[0], -alpha, i, None, share, sub)
+
+    monkeypatch.setattr(starts, "_one_start", one)
+    monkeypatch.setattr(starts, "_between_starts", lambda *a: [])
+    return types.SimpleNamespace(made=made, topo=types.SimpleNamespace(cap=np.ones(8), P=8),
+                                 sets=[np.arange(8, dtype=np.int64)],
+                                 inc=types.SimpleNamespace(early_by=None))  # fmt: skip

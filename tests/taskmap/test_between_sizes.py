@@ -256,11 +256,11 @@ def test_an_untimed_answer_changes_only_where_it_is_strictly_lower(seed, racks, 
         assert new.max_occupancy == old.max_occupancy
 
 
-@pytest.mark.xfail(strict=True, reason="h59edge: the probes raise this answer (5.2346 -> "
-                   "5.2852) with the layer moves on or off: a probe's start (5.285) beats "
-                   "the 12-processor one (5.345) before the steps after the search, which "
-                   "lower that one to 5.2346 and the probe's not at all; the test above "
-                   "passes on its derandomized examples, which miss it")  # fmt: skip
+@pytest.mark.xfail(strict=True, reason="known: the probes raise this answer (5.2346 -> 5.2852), "
+                   "layer moves on or off, because a probe's start (5.285) is chosen over the "
+                   "12-processor one (5.345) before the steps after the search, which lower "
+                   "that one to 5.2346 and not the probe's; the derandomized property test "
+                   "above misses this example")  # fmt: skip
 @pytest.mark.parametrize("layers", [False, True])
 def test_the_probes_never_raise_geometric_101_on_three_racks_of_two(monkeypatch, layers):
     from coalloc.taskmap import layermoves

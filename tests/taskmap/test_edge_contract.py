@@ -4,8 +4,6 @@ moves and the mapping, exactly) and the family's ``verify_mapping``."""
 
 from __future__ import annotations
 
-import types
-
 import numpy as np
 import pytest
 
@@ -83,7 +81,7 @@ def test_the_pass_polls_the_deadline_between_its_chunks(monkeypatch):
     assert polls_before_a_move(0) == 3  # the pass's start, its one chunk, after the scoring
 
 
-def test_no_fitting_start_stops_the_run_at_once(monkeypatch):
+def test_no_fitting_start_stops_the_run_at_once(monkeypatch, stand_in_starts):
     """Where the first coarse start is predicted not to fit (:data:`starts.STARTS_FIT`),
     the run stops at once (``STOP_UNFIT``), not at its deadline 30 s away; off, it waits
     (its poll is stood in for: the deadline passes at the first one)."""
@@ -92,17 +90,8 @@ def test_no_fitting_start_stops_the_run_at_once(monkeypatch):
     from coalloc._shared import params
     from coalloc.taskmap import starts as S
 
-    made = []
-
-    def one(topo, coarse, coarsest, sub, share, alpha, i, inc):
-        made.append(i)
-        return (1.0, -sub.shape[0], -alpha, i, None, share, sub)
-
-    monkeypatch.setattr(S, "_one_start", one)
-    monkeypatch.setattr(S, "_between_starts", lambda *a: [])
-    topo = types.SimpleNamespace(cap=np.ones(8), P=8)
-    sets = [np.arange(8, dtype=np.int64)]
-    inc = types.SimpleNamespace(early_by=None)
+    made, topo, sets, inc = (stand_in_starts.made, stand_in_starts.topo, stand_in_starts.sets,
+                             stand_in_starts.inc)  # fmt: skip
     t = time.perf_counter()
     with pytest.raises(params._TimeLimitReached):
         with params._Until(time.perf_counter() + 30.0):  # the time limit's own scope

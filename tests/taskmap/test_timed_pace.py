@@ -158,25 +158,16 @@ def test_a_coarse_start_begins_only_where_the_slowest_fits(monkeypatch, on):
     assert made == [0, 1, 2, 3, 4]
 
 
-def test_the_first_start_is_predicted_by_the_coarsening(monkeypatch):
+def test_the_first_start_is_predicted_by_the_coarsening(monkeypatch, stand_in_starts):
     # the coarsening took 1 s and 0.5 s are left: no start begins, the run waits for its
     # deadline (the scope's poll raises); 2 s left: the first begins
     from coalloc._shared import interrupt
     from coalloc.taskmap import starts as S
 
-    made = []
-
-    def one(topo, coarse, coarsest, sub, share, alpha, i, inc):
-        made.append(i)
-        return (1.0, -sub.shape[0], -alpha, i, None, share, sub)
-
-    monkeypatch.setattr(S, "_one_start", one)
-    monkeypatch.setattr(S, "_between_starts", lambda *a: [])
+    made, topo, sets, inc = (stand_in_starts.made, stand_in_starts.topo, stand_in_starts.sets,
+                             stand_in_starts.inc)  # fmt: skip
     monkeypatch.setattr(S, "time_left", lambda: 0.05)
     monkeypatch.setattr(S, "STARTS_FIT", True)
-    topo = types.SimpleNamespace(cap=np.ones(8), P=8)
-    sets = [np.arange(8, dtype=np.int64)]
-    inc = types.SimpleNamespace(early_by=None)
     with pytest.raises(interrupt.DeadlinePassed):
         with interrupt.until(S.time.perf_counter() + 0.05):
             S._coarse_starts(topo, None, 0, sets, (0.0,), inc, 1.0)

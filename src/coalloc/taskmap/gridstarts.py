@@ -277,27 +277,27 @@ def grid_layout(tasks: TaskGraph, resources: ResourceGraph, refine_moves: bool =
             break
         depths += 1
     best_v, best_m = np.inf, None
+    mode_v, best_b = np.inf, None
+
+    def tried(b: tuple, mode: int) -> None:
+        """Score bonus ``b``'s layout in ``mode``; keep it as the mode's and the overall best."""
+        nonlocal mode_v, best_b, best_v, best_m
+        m = _layout(lat.shape, tree, b, mode)
+        v = _score(tasks, resources, m)
+        if v < mode_v * (1 - 1e-12):
+            mode_v, best_b = v, b
+        if v < best_v * (1 - 1e-12):
+            best_v, best_m = v, m
+
     for mode in range(len(_MODES)):
         mode_v, best_b = np.inf, None
         for e in _BONUS:  # one bonus for every depth
-            b = (e,) * depths
-            m = _layout(lat.shape, tree, b, mode)
-            v = _score(tasks, resources, m)
-            if v < mode_v * (1 - 1e-12):
-                mode_v, best_b = v, b
-            if v < best_v * (1 - 1e-12):
-                best_v, best_m = v, m
+            tried((e,) * depths, mode)
         for dep in range(depths):  # then each depth in turn
             for e in _BONUS:
                 b = tuple(e if i == dep else x for i, x in enumerate(best_b))
-                if b == best_b:
-                    continue
-                m = _layout(lat.shape, tree, b, mode)
-                v = _score(tasks, resources, m)
-                if v < mode_v * (1 - 1e-12):
-                    mode_v, best_b = v, b
-                if v < best_v * (1 - 1e-12):
-                    best_v, best_m = v, m
+                if b != best_b:
+                    tried(b, mode)
     if refine_moves:
         best_m = _refined(tasks, resources, best_m)
     return best_m
