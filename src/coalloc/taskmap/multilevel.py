@@ -86,7 +86,6 @@ from .bisection import bisect_map, note_pace
 from .bounds import lower_bound
 from .grownstarts import grown_fine_starts, grown_order
 from .hierarchy import Topology, hierarchy_order, topology
-from .layermoves import layered
 from .levels import TaskLevel, coarse_target, coarsen_level, hub_clustering
 from .model import ResourceGraph, TaskGraph, check_graphs
 from .occupancy import max_occupancy, occupancy_graph
@@ -408,7 +407,7 @@ def _mapped(tasks: TaskGraph, resources: ResourceGraph, seed, tuning: _Tuning,
             best = (value_b, m_b, [*best[2], value_b], *best[3:])
         else:
             best = (best[0], m_b, *best[2:])
-    best = layered(topo, fine, best, pre, resources.links, run, inc.early_by is None,
+    best = timedorder.layered(topo, fine, best, pre, resources.links, run, inc.early_by is None,
                    _sum_refined if params["sum_refine"] else None)  # fmt: skip
     t3 = time.perf_counter()
     mapping = topo.order_nodes[best[1]]

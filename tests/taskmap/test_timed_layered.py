@@ -1,0 +1,189 @@
+"""The timed run's own layer step and the layer moves' share of a timed search (h60edge):
+``timedorder.layered`` (``LAYERED_TIMED``: untimed the same call as
+``layermoves.layered``; timed, inside ``LAYERED_SHARE`` of the time left) and
+``timedorder.SEARCH_SHARE`` (one call of ``layers_in_search`` stops at that share of the
+time left). Every answer verified."""
+
+import time
+
+import numpy as np
+import pytest
+
+import coalloc.taskmap as tm
+from coalloc._shared import interrupt
+from coalloc._shared.params import with_time_limit
+from coalloc.taskmap import layermoves, timedorder
+from coalloc.taskmap.generators import hierarchical_cluster, stencil_task_graph, table1_instance
+from coalloc.taskmap.hierarchy import topology
+from coalloc.taskmap.levels import TaskLevel
+from coalloc.taskmap.refinement import RefineState
+
+
+def _case():
+    """12x12 on 9 single-core nodes behind slow uplinks in 3x3 equal blocks: link-bound
+    (test_layers_search.py)."""
+    tasks = stencil_task_graph((12, 12))
+    res = hierarchical_cluster(n_racks=1, nodes_per_rack=9, cores_per_node=1,
+                               node_bandwidth=0.5, rack_bandwidth=100.0)  # fmt: skip
+    i, j = np.divmod(np.arange(144), 12)
+    return tasks, res, topology(res), TaskLevel.of(tasks), (i // 4) * 3 + (j // 4)
+
+
+def _answer(topo, fine, m):
+    value = RefineState(topo, fine, m.copy()).maximum()
+    return (value, m.copy(), [value], 9, 0)
+
+
+def _verified(tasks, res, topo, m, value):
+    report = tm.verify_mapping(tasks, res, topo.order_nodes[m], claimed=value)
+    assert report.valid and report.matches
+    return report.max_occupancy
+
+
+def _timed(seconds, fn):
+    """``fn()`` under a time limit of ``seconds`` (the family's own, as ``solve`` sets)."""
+    return with_time_limit(lambda: fn(), lambda *a, **k: None)(time_limit=seconds)
+
+
+class _Inc:
+    def __init__(self, value):
+        self.early_by, self.value, self.offers = 1.0, value, []
+        self.early, self.early_best = np.inf, None
+
+    def offer(self, value, m, depth, history, **counts):
+        self.offers.append(value)
+        self.value = min(self.value, value)
+
+    def offer_early(self, value, m, history, **counts):
+        if value < min(self.value, self.early) * (1 - 1e-12):
+            self.early, self.early_best = value, (m.copy(), list(history), counts)
+            self.offers.append(value)
+
+
+def test_untimed_it_is_the_plain_layer_step(monkeypatch):
+    """Untimed, on or off, the same answer as ``layermoves.layered``."""
+    tasks, res, topo, fine, m = _case()
+    best = _answer(topo, fine, m)
+    want = layermoves.layered(topo, fine, best, best, res.links, {"moves": 0}, True, None)
+    for on in (True, False):
+        monkeypatch.setattr(timedorder, "LAYERED_TIMED", on)
+        got = timedorder.layered(topo, fine, best, best, res.links, {"moves": 0}, True, None)
+        assert got[0] == want[0] and np.array_equal(got[1], want[1])
+    assert want[0] < best[0] * (1 - 1e-9)  # (the case is one the layer moves lower)
+
+
+def test_timed_off_returns_the_answer_and_on_lowers_it(monkeypatch):
+    tasks, res, topo, fine, m = _case()
+    best = _answer(topo, fine, m)
+    step = (topo, fine, best, best, res.links, {"moves": 0}, False, None)
+    monkeypatch.setattr(timedorder, "LAYERED_TIMED", False)
+    assert _timed(30.0, lambda: timedorder.layered(*step)) is best
+    monkeypatch.setattr(timedorder, "LAYERED_TIMED", True)
+    out = _timed(30.0, lambda: timedorder.layered(*step))
+    assert out[0] < best[0] * (1 - 1e-9)
+    assert _verified(tasks, res, topo, out[1], out[0]) == pytest.approx(out[0])
+
+
+@pytest.mark.parametrize("where", ["layers", "sum step"])
+def test_the_share_cut_keeps_the_lowest_and_does_not_raise(monkeypatch, where):
+    """The share ends inside the second try (its layer moves, or its sum step): no error,
+    the first try's answer stands (never above ``best``), verified."""
+    tasks, res, topo, fine, m = _case()
+    best = _answer(topo, fine, m)
+    pre = _answer(topo, fine, np.zeros_like(m))  # all on one processor: a second try
+    real, calls = layermoves.layer_refine, [0]
+
+    def stall():
+        while True:  # until the share's deadline
+            interrupt.check()
+            time.sleep(0.001)
+
+    def layers(topo_, ends, state, *a, **k):
+        calls[0] += 1
+        if calls[0] == 2 and where == "layers":
+            stall()
+        return real(topo_, ends, state, *a, **k)
+
+    def resum(topo_, fine_, mm):
+        stall()
+
+    monkeypatch.setattr(layermoves, "layer_refine", layers)
+    monkeypatch.setattr(timedorder, "LAYERED_SHARE", 0.05)
+    t = time.perf_counter()
+    out = _timed(2.0, lambda: timedorder.layered(topo, fine, best, pre, res.links,
+                                                  {"moves": 0}, False, resum))  # fmt: skip
+    assert time.perf_counter() - t < 1.5  # the share (0.1 s), not the limit
+    assert calls[0] == 2 and out[0] <= best[0]
+    assert _verified(tasks, res, topo, out[1], out[0]) == pytest.approx(out[0])
+
+
+def test_the_calls_own_deadline_is_raised_again(monkeypatch):
+    tasks, res, topo, fine, m = _case()
+    best = _answer(topo, fine, m)
+
+    def layers(*a, **k):
+        raise interrupt.DeadlinePassed()
+
+    monkeypatch.setattr(layermoves, "layer_refine", layers)
+    monkeypatch.setattr(timedorder, "time_up", lambda: True)  # the call's deadline passed
+    with pytest.raises(interrupt.DeadlinePassed):
+        _timed(30.0, lambda: timedorder.layered(topo, fine, best, best, res.links,
+                                                {"moves": 0}, False, None))  # fmt: skip
+
+
+def test_a_timed_run_that_ends_by_itself_has_the_untimed_answer(monkeypatch):
+    """Table1 c=1 #1 of ``vs_peers`` (seed 7101): the untimed answer comes from the layer
+    step (0.3049); a timed multilevel run that ends by itself had 0.3291 without it."""
+    tasks, res = table1_instance(1, 7101)
+    untimed = tm.solve(tasks, res, seed=0, method="multilevel")
+    monkeypatch.setattr(timedorder, "LAYERED_TIMED", True)
+    timed = tm.solve(tasks, res, seed=0, method="multilevel", time_limit=60.0)
+    assert timed.status == "feasible"
+    assert timed.max_occupancy <= untimed.max_occupancy * (1 + 1e-12)
+    report = tm.verify_mapping(tasks, res, timed.mapping, claimed=timed.max_occupancy)
+    assert report.valid and report.matches
+
+
+def test_the_search_share_ends_a_call_without_an_error(monkeypatch):
+    """A call of ``layers_in_search`` whose moves outlast its share: no error (the call's
+    deadline is not past), the run's calls end, the start unchanged."""
+    tasks, res, topo, fine, m = _case()
+    found = _answer(topo, fine, m)
+
+    def layers(*a, **k):
+        while True:
+            interrupt.check()
+            time.sleep(0.001)
+
+    monkeypatch.setattr(layermoves, "layer_refine", layers)
+    monkeypatch.setattr(timedorder, "SEARCH_SHARE", 0.05)
+    run, inc = {"moves": 0}, _Inc(found[0])
+    t = time.perf_counter()
+    out = _timed(2.0, lambda: timedorder.layers_in_search(topo, fine, found, inc, run,
+                                                          res.links))  # fmt: skip
+    assert time.perf_counter() - t < 1.5 and out is found
+    assert run["layers_idle"] is True and inc.offers == []
+
+
+def test_the_search_share_keeps_the_moves_kept_before_it(monkeypatch):
+    """The share ends in the second try: the first try's kept layer move is held, verified."""
+    tasks, res, topo, fine, m = _case()
+    found = _answer(topo, fine, m)
+    real, calls = layermoves.refine, [0]
+
+    def spy(state, k):
+        calls[0] += 1
+        if calls[0] == 2:
+            while True:
+                interrupt.check()
+                time.sleep(0.001)
+        return real(state, k)
+
+    monkeypatch.setattr(layermoves, "refine", spy)
+    monkeypatch.setattr(timedorder, "SEARCH_SHARE", 0.05)
+    inc = _Inc(found[0])
+    _timed(2.0, lambda: timedorder.layers_in_search(topo, fine, found, inc, {"moves": 0},
+                                                    res.links))  # fmt: skip
+    assert len(inc.offers) == 1 and inc.offers[0] < found[0] * (1 - 1e-12)
+    m_held = inc.early_best[0]
+    assert _verified(tasks, res, topo, m_held, inc.offers[0]) == pytest.approx(inc.offers[0])
