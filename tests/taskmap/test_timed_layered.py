@@ -165,8 +165,9 @@ def test_the_search_share_ends_a_call_without_an_error(monkeypatch):
     assert run["layers_idle"] is True and inc.offers == []
 
 
-def test_the_search_share_keeps_the_moves_kept_before_it(monkeypatch):
-    """The share ends in the second try: the first try's kept layer move is held, verified."""
+def test_the_search_share_keeps_the_moves_kept_and_goes_on(monkeypatch):
+    """The share ends in the second try: the first try's layer move was kept, so the call
+    goes on past the share (more bottleneck moves), its answer held and verified."""
     tasks, res, topo, fine, m = _case()
     found = _answer(topo, fine, m)
     real, calls = layermoves.refine, [0]
@@ -184,6 +185,7 @@ def test_the_search_share_keeps_the_moves_kept_before_it(monkeypatch):
     inc = _Inc(found[0])
     _timed(2.0, lambda: timedorder.layers_in_search(topo, fine, found, inc, {"moves": 0},
                                                     res.links))  # fmt: skip
+    assert calls[0] > 2  # on past the share
     assert len(inc.offers) == 1 and inc.offers[0] < found[0] * (1 - 1e-12)
     m_held = inc.early_best[0]
     assert _verified(tasks, res, topo, m_held, inc.offers[0]) == pytest.approx(inc.offers[0])

@@ -138,8 +138,10 @@ SEARCH_TRIES = 16
 #: True on stencil 32x32 het, 16^3 on 2x8x8 het) at 1 s, load 3: the finished run's steps
 #: after the search reach less from the capped layer moves' answer than from its own.
 SEARCH_REPLACE = False
-#: Timed (h60edge): one call of :func:`layers_in_search` stops at this share of the time left
-#: (its moves kept before it stand; a run whose call is cut so keeps none after). On the
+#: Timed (h60edge): one call of :func:`layers_in_search` that has kept no layer move by this
+#: share of the time left stops there (and the run's calls with it); one that has goes on
+#: (one more count of tries: stencil9 30x30 on star 40 kept 1 of its 4 moves in a 0.1 s
+#: share under a load of 9, 21.53 where the 4 give 20.75). On the
 #: held-back ba 3000 m4 on a tree 16x4x4 its 16 tries (none kept) took 3.8 s of a 5 s call,
 #: the rest of it: the fine re-bisection and the second start (309.7, against the first's
 #: 352.9) never ran. 0: no share (the count alone, as before).
@@ -170,14 +172,19 @@ def layers_in_search(topo, fine: TaskLevel, found, inc, run: dict, ends) -> tupl
     if not link.max(initial=0.0) > node.max(initial=0.0):
         return found  # a processor binds
     cut, left = None, time_left()
-    share_end = time.perf_counter() + SEARCH_SHARE * left if SEARCH_SHARE > 0 else None
+    share_end = None if not SEARCH_SHARE > 0 or left is None else \
+        time.perf_counter() + SEARCH_SHARE * left  # fmt: skip
     try:
         with interrupt.until(share_end):  # (None: a scope without a deadline of its own)
             kept = layer_refine(topo, ends, state, tries=SEARCH_TRIES)
     except interrupt.DeadlinePassed as e:  # the moves kept before it stand
-        kept, cut = int(not np.array_equal(state.m, own[1])), (e if time_up() else None)
-        run["layers_idle"] = cut is None  # the share spent: none more in this run
-    run["layers_idle"] = run.get("layers_idle") or not kept
+        kept, cut = int(not np.array_equal(state.m, own[1])), _not_share(e, share_end)
+        if kept and cut is None:  # the share spent with moves kept: on, as without it
+            try:
+                kept += layer_refine(topo, ends, state, tries=SEARCH_TRIES)
+            except interrupt.DeadlinePassed as e2:
+                cut = e2
+    run["layers_idle"] = not kept
     value = state.maximum()
     if kept and value < own[0] * (1 - 1e-12) and SEARCH_REPLACE:
         run["moves"] += kept
@@ -242,8 +249,9 @@ def layered(topo, fine: TaskLevel, best: tuple, pre: tuple, ends, run: dict, unt
         return plain(topo, fine, best, pre, ends, run, untimed, resum)
     out = best
     tries = [(best, False)] + ([(pre, True)] if resum is not None and pre is not best else [])
+    share_end = time.perf_counter() + LAYERED_SHARE * left
     try:
-        with interrupt.until(time.perf_counter() + LAYERED_SHARE * left):
+        with interrupt.until(share_end):
             for start, again in tries:
                 state = RefineState(topo, fine, np.array(start[1], dtype=np.int64))
                 cut = None
@@ -262,7 +270,15 @@ def layered(topo, fine: TaskLevel, best: tuple, pre: tuple, ends, run: dict, unt
                     out = (value, m, [*best[2], value], *best[3:])
                 if cut is not None:
                     raise cut
-    except interrupt.DeadlinePassed:
-        if time_up():
+    except interrupt.DeadlinePassed as e:
+        if _not_share(e, share_end) is not None:
             raise
     return out
+
+
+def _not_share(error: BaseException, share_end) -> BaseException | None:
+    """``error`` (a deadline that cut a step), or None where it is the step's share's own
+    (``share_end`` passed) and the call's deadline has not passed (:func:`time_up`)."""
+    if share_end is not None and time.perf_counter() >= share_end and not time_up():
+        return None
+    return error
