@@ -117,7 +117,8 @@ def test_the_share_cut_keeps_the_lowest_and_does_not_raise(monkeypatch, where):
     assert _verified(tasks, res, topo, out[1], out[0]) == pytest.approx(out[0])
 
 
-def test_the_calls_own_deadline_is_raised_again(monkeypatch):
+def test_a_deadline_not_the_shares_own_is_raised_again(monkeypatch):
+    """An enclosing ``interrupt.until``'s deadline (the share's has not passed)."""
     tasks, res, topo, fine, m = _case()
     best = _answer(topo, fine, m)
 
@@ -125,10 +126,29 @@ def test_the_calls_own_deadline_is_raised_again(monkeypatch):
         raise interrupt.DeadlinePassed()
 
     monkeypatch.setattr(layermoves, "layer_refine", layers)
-    monkeypatch.setattr(timedorder, "time_up", lambda: True)  # the call's deadline passed
     with pytest.raises(interrupt.DeadlinePassed):
         _timed(30.0, lambda: timedorder.layered(topo, fine, best, best, res.links,
                                                 {"moves": 0}, False, None))  # fmt: skip
+
+
+@pytest.mark.parametrize("share", [1.0, 0.9])
+def test_the_calls_deadline_inside_the_step_returns_a_verified_answer(monkeypatch, share):
+    """The call's deadline passes inside the layer step (with a share of 1 the share's and
+    the call's pass together: the share's error comes first): the timed solve returns a
+    verified mapping, no error escapes (a held-back run at load 14 raised one)."""
+    tasks, res, _, _, _ = _case()
+
+    def layers(*a, **k):
+        while True:
+            interrupt.check()
+            time.sleep(0.001)
+
+    monkeypatch.setattr(layermoves, "layer_refine", layers)
+    monkeypatch.setattr(timedorder, "LAYERED_SHARE", share)
+    monkeypatch.setattr(timedorder, "LAYERS_SEARCH", False)
+    r = tm.solve(tasks, res, seed=0, method="multilevel", time_limit=1.0)
+    report = tm.verify_mapping(tasks, res, r.mapping, claimed=r.max_occupancy)
+    assert report.valid and report.matches
 
 
 def test_a_timed_run_that_ends_by_itself_has_the_untimed_answer(monkeypatch):

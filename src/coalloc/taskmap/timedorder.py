@@ -179,7 +179,7 @@ def layers_in_search(topo, fine: TaskLevel, found, inc, run: dict, ends) -> tupl
             kept = layer_refine(topo, ends, state, tries=SEARCH_TRIES)
     except interrupt.DeadlinePassed as e:  # the moves kept before it stand
         kept, cut = int(not np.array_equal(state.m, own[1])), _not_share(e, share_end)
-        if kept and cut is None:  # the share spent with moves kept: on, as without it
+        if kept and cut is None and not time_up():  # moves kept in the share: on
             try:
                 kept += layer_refine(topo, ends, state, tries=SEARCH_TRIES)
             except interrupt.DeadlinePassed as e2:
@@ -277,8 +277,10 @@ def layered(topo, fine: TaskLevel, best: tuple, pre: tuple, ends, run: dict, unt
 
 
 def _not_share(error: BaseException, share_end) -> BaseException | None:
-    """``error`` (a deadline that cut a step), or None where it is the step's share's own
-    (``share_end`` passed) and the call's deadline has not passed (:func:`time_up`)."""
-    if share_end is not None and time.perf_counter() >= share_end and not time_up():
+    """``error`` (a :class:`~coalloc._shared.interrupt.DeadlinePassed` that cut a step), or
+    None where it is the step's share's own (``share_end`` passed). The call's own deadline
+    raises another error (the time limit's), which no step here catches: where both have
+    passed the share's comes first, and the next poll raises the call's."""
+    if share_end is not None and time.perf_counter() >= share_end:
         return None
     return error
