@@ -157,7 +157,8 @@ def layers_in_search(topo, fine: TaskLevel, found, inc, run: dict, ends) -> tupl
     (:data:`SEARCH_REPLACE` False) or offered to ``inc`` and returned as the start's. After
     a call that keeps no layer move none follow in the run
     (``run["layers_idle"]``). A deadline inside the moves keeps those kept (offered) and is
-    raised again. Untimed: ``found``, unchanged."""
+    raised again; a call that has kept none by :data:`SEARCH_SHARE` of the time left ends
+    there. Untimed: ``found``, unchanged."""
     from .layermoves import LAYERS, layer_refine
 
     if not (LAYERS_SEARCH and LAYERS) or inc.early_by is None or run.get("layers_idle"):
