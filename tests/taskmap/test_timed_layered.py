@@ -209,3 +209,69 @@ def test_the_search_share_keeps_the_moves_kept_and_goes_on(monkeypatch):
     assert len(inc.offers) == 1 and inc.offers[0] < found[0] * (1 - 1e-12)
     m_held = inc.early_best[0]
     assert _verified(tasks, res, topo, m_held, inc.offers[0]) == pytest.approx(inc.offers[0])
+
+
+# ``timedorder.in_order`` (FINE_LATE): a fine re-bisection predicted not to fit is put off
+
+
+def _walk(plan, slow, limit=None):
+    """The items ``in_order`` yields; the consumer sleeps ``slow[(k, top)]`` seconds on each."""
+    def go():
+        seen = []
+        for k, _start, top, _tops in timedorder.in_order(plan):
+            seen.append((k, top))
+            time.sleep(slow.get((k, top), 0.0))
+        return seen
+
+    return go() if limit is None else _timed(limit, go)
+
+
+_PLAN = [("a", [2, 0]), ("b", [2, 0]), ("c", [2])]
+
+
+def test_untimed_the_plans_order():
+    assert _walk(_PLAN, {(0, 2): 0.05}) == [(0, 2), (0, 0), (1, 2), (1, 0), (2, 2)]
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_timed_a_slow_descents_fine_rebisection_waits_for_the_coarser_ones(monkeypatch, on):
+    """The first start's descent takes 0.4 s of a 1 s limit (2 x 0.4 > 0.6 left): its fine
+    re-bisection comes after the coarser refinements still to come (the second start's
+    descent was quick: its own fine one is not put off); off, the plan's order."""
+    monkeypatch.setattr(timedorder, "FINE_LATE", on)
+    seen = _walk(_PLAN, {(0, 2): 0.4}, limit=5.0 if not on else 1.0)
+    if on:
+        assert seen == [(0, 2), (1, 2), (1, 0), (2, 2), (0, 0)]
+    else:
+        assert seen == [(0, 2), (0, 0), (1, 2), (1, 0), (2, 2)]
+
+
+def test_timed_a_quick_descent_keeps_the_plans_order():
+    assert _walk(_PLAN, {}, limit=30.0) == [(0, 2), (0, 0), (1, 2), (1, 0), (2, 2)]
+
+
+def test_a_timed_search_puts_a_slow_starts_fine_rebisection_off(monkeypatch):
+    """The real search: with the fine re-bisection of a slow descent put off, a timed run
+    reaches the second start's refinement (spied) where the plan's order does not before a
+    deadline that the first start's fine re-bisection would take. A stand-in clock: the
+    first descent is slowed to 0.9 s of a 2 s limit (2 x 0.9 > the 1.1 s left at most)."""
+    import coalloc.taskmap.multilevel as ml
+
+    tasks = stencil_task_graph((24, 24))
+    res = hierarchical_cluster(n_racks=2, nodes_per_rack=4, cores_per_node=2,
+                               node_bandwidth=1.0, rack_bandwidth=0.5)  # fmt: skip
+    real, calls = ml._refined_start, []
+
+    def spy(topo, levels, start, top, *a, **k):
+        calls.append((-start[1], top))
+        if len(calls) == 1:
+            time.sleep(0.9)
+        return real(topo, levels, start, top, *a, **k)
+
+    monkeypatch.setattr(ml, "_refined_start", spy)
+    r = with_time_limit(ml.map_multilevel, lambda *a, **k: None)(tasks, res, seed=0,
+                                                                 time_limit=2.0)  # fmt: skip
+    tops = [t for _, t in calls]
+    assert tops[0] > 0 and (len(tops) < 2 or tops[1] > 0)  # a coarser one second
+    report = tm.verify_mapping(tasks, res, r.mapping, claimed=r.max_occupancy)
+    assert report.valid and report.matches

@@ -500,16 +500,16 @@ def _search(tasks: TaskGraph, resources: ResourceGraph, topo: Topology, levels: 
         pre = (lambda: _refined_start(*one)) if GROWN_TIMED == "share" else None
         grown_fine_starts(topo, fine, starts, inc, params["max_moves"], first=pre, predict=pred)
         timedorder.layers_in_search(topo, fine, None, inc, run, resources.links)
-    for k, (start, tops) in enumerate(_plan(starts, params["keep"], coarsest, topo.P, tasks.n)):
-        for top in tops:
-            found = _refined_start(topo, levels, start, top, tasks.n, params["max_moves"], inc,
-                                   run)  # fmt: skip
-            found = timedorder.layers_in_search(topo, fine, found, inc, run, resources.links)
-            best = found if best is None or found[0] < best[0] * (1 - 1e-12) else best
-            if late_paper:  # (a tiny budget: the first refinement done, the paper's now)
-                (paper, first), late_paper = _paper_step(*paper_args), False
-            if GROWN_TIMED == "after" and inc.early_by and k == 0 and top == tops[0] > 0:
-                grown_fine_starts(topo, fine, starts, inc, params["max_moves"])
+    plan = _plan(starts, params["keep"], coarsest, topo.P, tasks.n)
+    for k, start, top, tops in timedorder.in_order(plan):  # (timed: fine ones put off)
+        found = _refined_start(topo, levels, start, top, tasks.n, params["max_moves"], inc,
+                               run)  # fmt: skip
+        found = timedorder.layers_in_search(topo, fine, found, inc, run, resources.links)
+        best = found if best is None or found[0] < best[0] * (1 - 1e-12) else best
+        if late_paper:  # (a tiny budget: the first refinement done, the paper's now)
+            (paper, first), late_paper = _paper_step(*paper_args), False
+        if GROWN_TIMED == "after" and inc.early_by and k == 0 and top == tops[0] > 0:
+            grown_fine_starts(topo, fine, starts, inc, params["max_moves"])
     rest = starts if late else list(pred.skipped if pred is not None else [])
     if grown and rest:  # predicted too long to come first (or irregular): last
         grown_fine_starts(topo, fine, rest, inc, params["max_moves"], predict=pred)
