@@ -41,6 +41,14 @@ __all__ = [
 #: same distances as SciPy's, without its per-call overhead).
 _SMALL_BFS = 128
 
+#: Hop distances by the compiled breadth-first search ``_multilevel.hop_distances`` (twin:
+#: :func:`coalloc.taskmap._reference.multilevel.hop_distances`; the same distances as
+#: SciPy's and the Python search's), at any size: SciPy's ``shortest_path`` spent most of a
+#: call building and checking its sparse matrix (``_prepared``'s seeds: 4-6 % of the
+#: untimed mapper's CPU on the 30 of ``bench/taskmap/vs_peers.py``; issue 40, h60cpu).
+#: False: SciPy above :data:`_SMALL_BFS` vertices, Python below.
+HOP_KERNEL = True
+
 
 def hop_distances(csr: tuple, src: int) -> np.ndarray:
     """Hop distances from ``src`` in the graph of the CSR triple (``-1``: unreachable);
@@ -56,8 +64,9 @@ def hop_distances(csr: tuple, src: int) -> np.ndarray:
     Returns
     -------
     ndarray of float64
-        The distance of each vertex; SciPy's above ``_SMALL_BFS`` vertices, the same from a
-        plain breadth-first search below.
+        The distance of each vertex: the compiled search's (:data:`HOP_KERNEL`), else
+        SciPy's above ``_SMALL_BFS`` vertices and a plain breadth-first search's below (the
+        same values).
 
     Examples
     --------
@@ -68,6 +77,8 @@ def hop_distances(csr: tuple, src: int) -> np.ndarray:
     """
     sip, six, siw = csr
     n = sip.shape[0] - 1
+    if HOP_KERNEL:  # the same distances, compiled (twin: _reference's hop_distances)
+        return _multilevel.hop_distances(sip, six, src)
     if n > _SMALL_BFS:
         d = csgraph.shortest_path(
             sp.csr_matrix((siw, six, sip), shape=(n, n)),
@@ -178,10 +189,7 @@ def grow(
             start = _prefix(prep["bands"][s0], wloc, target)
         elif how == "spectral":
             if "order" not in prep:  # the Fiedler order: the same for every target
-                csr = sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc))
-                t = time.perf_counter()
-                prep["order"] = fiedler_order(csr, n_loc)
-                _measured(six.shape[0], time.perf_counter() - t)
+                prep["order"] = _shared_order(level, prep["sub"])
             if prep["order"] is not None:
                 start = _prefix(prep["order"], wloc, target)
         if how == "vcycle":
@@ -263,6 +271,34 @@ def _prepared(level: TaskLevel, verts: np.ndarray, trials: int) -> dict:
         both[~np.isfinite(both)] = -1
         prep["seeds"].append(int(np.argmax(both)))
     return prep
+
+
+#: Fiedler orders shared, on a level, between vertex sets whose induced subgraphs are the
+#: same arrays (:func:`_shared_order`): the order is a function of the subgraph alone, and
+#: a regular graph's blocks induce equal subgraphs (a stencil's quarters, a bisection's
+#: equal halves): 110 of the 562 eigensolves of the untimed mapper on the 30 of
+#: ``bench/taskmap/vs_peers.py`` repeated one made before (20 % of their CPU; issue 40,
+#: h60cpu). The same orders, so the same answers. False: one eigensolve per vertex set.
+FIEDLER_SHARED = True
+
+
+def _shared_order(level: TaskLevel, sub: tuple) -> Optional[np.ndarray]:
+    """:func:`fiedler_order` of the induced subgraph ``sub`` (CSR triple), computed once per
+    level for equal arrays (:data:`FIEDLER_SHARED`); a computed one's seconds kept for the
+    time limit's predictions (:func:`_measured`)."""
+    sip, six, siw = sub
+    key = (sip.tobytes(), six.tobytes(), siw.tobytes()) if FIEDLER_SHARED else None
+    shared = level.__dict__.setdefault("_fiedler_shared", {})
+    if key is not None and key in shared:
+        return shared[key]
+    n_loc = sip.shape[0] - 1
+    csr = sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc))
+    t = time.perf_counter()
+    order = fiedler_order(csr, n_loc)
+    _measured(six.shape[0], time.perf_counter() - t)
+    if key is not None:
+        shared[key] = order
+    return order
 
 
 def fiedler_order(sub: sp.csr_matrix, n: int) -> Optional[np.ndarray]:
