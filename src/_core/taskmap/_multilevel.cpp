@@ -4,6 +4,7 @@
 // the same signatures and floating-point operation order (the parity tests in
 // tests/taskmap/test_multilevel.py require bit-identical results).
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -224,6 +225,58 @@ void bisect_small_kernel(const i64* ip, const i64* ix, const double* iw, i64 n_l
     grow_fm_kernel(k, sip.data(), six.data(), siw.data(), wloc, target, a, tol, passes, inside);
 }
 
+// Heavy-edge matching (levels.coarsen_level, issue 40 h60cpu): the vertices visited in
+// `order`; each unmatched one is matched with the unmatched neighbour (itself excluded) of
+// largest pair weight whose weight with it stays at most max_w, the first of equals in CSR
+// order (NumPy's argmax over the weights with -1 for the others: a NaN wins at once);
+// unmatched (itself) where none is. match[v] = partner (v itself when alone).
+void match_heavy_kernel(i64 n, const i64* ip, const i64* ix, const double* iw, const double* vw,
+                        double max_w, const i64* order, i64 k, i64* match) {
+    std::fill(match, match + n, i64{-1});
+    for (i64 i = 0; i < k; ++i) {
+        const i64 v = order[i];
+        if (match[v] >= 0) continue;
+        i64 best = v;
+        const i64 lo = ip[v], hi = ip[v + 1];
+        if (hi > lo) {
+            bool any = false;
+            i64 arg = lo;
+            double top = 0.0;
+            for (i64 q = lo; q < hi; ++q) {
+                const i64 u = ix[q];
+                const bool ok = match[u] < 0 && u != v && vw[u] + vw[v] <= max_w;
+                any = any || ok;
+                const double w = ok ? iw[q] : -1.0;
+                if (q == lo || std::isnan(w) || w > top) {
+                    arg = q;
+                    top = w;
+                    if (std::isnan(w)) break;
+                }
+            }
+            if (any) best = ix[arg];
+        }
+        match[v] = best;
+        match[best] = v;
+    }
+}
+
+// Hop distances from src over the stored entries of a CSR graph (bisection.hop_distances,
+// issue 40 h60cpu): breadth-first, -1 where unreachable.
+void hop_kernel(i64 n, const i64* ip, const i64* ix, i64 src, double* dist) {
+    std::fill(dist, dist + n, -1.0);
+    std::vector<i64> frontier{src}, next;
+    dist[src] = 0.0;
+    while (!frontier.empty()) {
+        next.clear();
+        for (i64 v : frontier) {
+            const double dv = dist[v] + 1.0;
+            for (i64 q = ip[v]; q < ip[v + 1]; ++q)
+                if (dist[ix[q]] < 0) dist[ix[q]] = dv, next.push_back(ix[q]);
+        }
+        frontier.swap(next);
+    }
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_multilevel, mod) {
@@ -421,4 +474,100 @@ PYBIND11_MODULE(_multilevel, mod) {
         py::arg("passes"),
         "grow_fm on the subgraph induced by verts, growing from the vertex farthest from "
         "verts[0] (hops); returns the grown side over verts.");
+    mod.def(
+        "match_heavy",
+        [](const LevelView& G, Arr<double> vw, double max_w, Arr<i64> order) {
+            need_length(vw, G.n, "vw");
+            need(order.ndim() == 1, "order must be 1-D, got shape " + shape_of(order));
+            const i64 k = order.shape(0);
+            const i64* po = order.data();
+            for (i64 i = 0; i < k; ++i)
+                need(po[i] >= 0 && po[i] < G.n, "order must hold vertices in [0, n)");
+            py::array_t<i64> out(G.n);
+            i64* pm = out.mutable_data();
+            {
+                py::gil_scoped_release release;
+                match_heavy_kernel(G.n, G.ip.data(), G.ix.data(), G.iw.data(), vw.data(), max_w,
+                                   po, k, pm);
+            }
+            return out;
+        },
+        py::arg("level"), py::arg("vw"), py::arg("max_w"), py::arg("order"),
+        "Heavy-edge matching in the visiting order `order`: each unmatched vertex with its "
+        "unmatched neighbour of largest pair weight within max_w (first of equals); the "
+        "partner of every vertex (itself when alone, -1 when never visited).");
+    mod.def(
+        "hop_distances",
+        [](Arr<i64> indptr, Arr<i64> indices, i64 src) {
+            need(indptr.ndim() == 1 && indptr.shape(0) >= 1,
+                 "indptr must be 1-D and non-empty, got shape " + shape_of(indptr));
+            const i64 n = indptr.shape(0) - 1;
+            need(indices.ndim() == 1, "indices must be 1-D, got shape " + shape_of(indices));
+            const i64* p = indptr.data();
+            const i64* x = indices.data();
+            need(p[0] == 0 && p[n] == indices.shape(0),
+                 "indptr must start at 0 and end at len(indices)");
+            for (i64 v = 0; v < n; ++v) need(p[v] <= p[v + 1], "indptr must be non-decreasing");
+            for (i64 q = 0; q < p[n]; ++q) need(x[q] >= 0 && x[q] < n, "indices must be in [0, n)");
+            need(src >= 0 && src < n, "src must be a vertex in [0, n)");
+            py::array_t<double> out(n);
+            double* d = out.mutable_data();
+            {
+                py::gil_scoped_release release;
+                hop_kernel(n, p, x, src, d);
+            }
+            return out;
+        },
+        py::arg("indptr"), py::arg("indices"), py::arg("src"),
+        "Hop distances from src over the stored entries (float64; -1: unreachable).");
+    mod.def(
+        "apply_move",
+        [](const LevelView& G, const PairRoutesView& R, py::array m, py::array lload,
+           py::array nload, double w, i64 t, i64 b) {
+            // the three arrays are updated in place: exactly int64 / float64, contiguous,
+            // writeable (a converted copy would lose the update)
+            auto own = [](const py::array& a, bool ints, i64 len, const char* name) {
+                const bool ok = ints ? a.dtype().is(py::dtype::of<i64>())
+                                     : a.dtype().is(py::dtype::of<double>());
+                need(ok && a.ndim() == 1 && a.writeable() &&
+                         (a.flags() & py::array::c_style) && a.shape(0) == len,
+                     std::string(name) + " must be a writeable contiguous 1-D " +
+                         (ints ? "int64" : "float64") + " array of length " +
+                         std::to_string(len));
+            };
+            own(m, true, G.n, "m");
+            own(lload, false, R.E, "lload");
+            own(nload, false, R.P, "nload");
+            need(t >= 0 && t < G.n, "t must be a vertex in [0, n)");
+            need(b >= 0 && b < R.P, "b must be a processor in [0, P)");
+            i64* pm = static_cast<i64*>(m.mutable_data());
+            double* pl = static_cast<double*>(lload.mutable_data());
+            double* pn = static_cast<double*>(nload.mutable_data());
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            need(pm[t] >= 0 && pm[t] < R.P, "m must hold processors in [0, P)");
+            for (i64 q = pip[t]; q < pip[t + 1]; ++q)
+                need(pm[pix[q]] >= 0 && pm[pix[q]] < R.P, "m must hold processors in [0, P)");
+            const i64* prp = R.rptr.data();
+            const i64* prl = R.rlink.data();
+            const i64 P = R.P, a = pm[t];
+            // +w along b - q for every neighbour q, then -w along a - q: the order of the
+            // twin's np.add.at, so every link's load is summed in the same order
+            for (int pass = 0; pass < 2; ++pass) {
+                const i64 from = pass == 0 ? b : a;
+                for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+                    const double v = pass == 0 ? pw[q] : -pw[q];
+                    const i64 pair = from * P + pm[pix[q]];
+                    for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) pl[prl[j]] += v;
+                }
+            }
+            pn[a] -= w;
+            pn[b] += w;
+            pm[t] = b;
+        },
+        py::arg("level"), py::arg("routes"), py::arg("m"), py::arg("lload"), py::arg("nload"),
+        py::arg("w"), py::arg("t"), py::arg("b"),
+        "Move task t (weight w) to processor b in place: the link loads along its streams' "
+        "routes (lload), the processors' loads (nload) and m.");
 }

@@ -41,6 +41,14 @@ __all__ = [
 #: same distances as SciPy's, without its per-call overhead).
 _SMALL_BFS = 128
 
+#: Hop distances by the compiled breadth-first search ``_multilevel.hop_distances`` (twin:
+#: :func:`coalloc.taskmap._reference.multilevel.hop_distances`; the same distances as
+#: SciPy's and the Python search's), at any size: SciPy's ``shortest_path`` spent most of a
+#: call building and checking its sparse matrix (``_prepared``'s seeds: 4-6 % of the
+#: untimed mapper's CPU on the 30 of ``bench/taskmap/vs_peers.py``; issue 40, h60cpu).
+#: False: SciPy above :data:`_SMALL_BFS` vertices, Python below.
+HOP_KERNEL = True
+
 
 def hop_distances(csr: tuple, src: int) -> np.ndarray:
     """Hop distances from ``src`` in the graph of the CSR triple (``-1``: unreachable);
@@ -56,8 +64,9 @@ def hop_distances(csr: tuple, src: int) -> np.ndarray:
     Returns
     -------
     ndarray of float64
-        The distance of each vertex; SciPy's above ``_SMALL_BFS`` vertices, the same from a
-        plain breadth-first search below.
+        The distance of each vertex: the compiled search's (:data:`HOP_KERNEL`), else
+        SciPy's above ``_SMALL_BFS`` vertices and a plain breadth-first search's below (the
+        same values).
 
     Examples
     --------
@@ -68,6 +77,8 @@ def hop_distances(csr: tuple, src: int) -> np.ndarray:
     """
     sip, six, siw = csr
     n = sip.shape[0] - 1
+    if HOP_KERNEL:  # the same distances, compiled (twin: _reference's hop_distances)
+        return _multilevel.hop_distances(sip, six, src)
     if n > _SMALL_BFS:
         d = csgraph.shortest_path(
             sp.csr_matrix((siw, six, sip), shape=(n, n)),
@@ -146,11 +157,16 @@ def grow(
     wloc = level.vw[verts]
     tol = max(float(wloc.max()), 0.02 * float(wloc.sum()))  # balance of the FM passes
     if trials == 1 and not spectral:  # all of it compiled (twin: _reference's bisect_small)
-        return _multilevel.bisect_small(level.kern, verts, wloc, target, tol, 4)
+        if not GROW_MEMO:
+            return _multilevel.bisect_small(level.kern, verts, wloc, target, tol, 4)
+        memo = level.__dict__.setdefault("_small_tried", {})
+        key = (verts.tobytes(), target)
+        if key not in memo:
+            memo[key] = _multilevel.bisect_small(level.kern, verts, wloc, target, tol, 4)
+        return memo[key]
     prep = _prepared(level, verts, trials)
     sip, six, siw = prep["sub"]
     rows, seeds = prep["rows"], prep["seeds"]
-    none = np.zeros(n_loc, dtype=bool)
     best, best_cut, won = None, np.inf, ""
     tries = [("grow", s0) for s0 in seeds[:trials]]
     fits = spectral and n_loc >= 64 and siw.shape[0]
@@ -164,44 +180,84 @@ def grow(
     vcycle = trials > 1 and splits._vcycle_here(level, verts)
     if vcycle and ("chains" in prep or splits._vcycle_in_time(prep, time_left())):
         tries += [("vcycle", j) for j in range(splits.VCYCLE_REPEATS)]
+    memo = _tried(level, prep, wloc) if GROW_MEMO else None  # (how, s0, target): result
     for how, s0 in tries:
         interrupt.check()
-        start = None
-        if how == "difference":
-            start = _prefix(_difference_order(prep, s0), wloc, target)
-        elif how == "band":
-            if "bands" not in prep:  # the pure directions of a multiple eigenvalue, or none
-                csr = sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc))
-                prep["bands"] = band_orders(csr, n_loc)
-            if s0 >= len(prep["bands"]):
-                continue
-            start = _prefix(prep["bands"][s0], wloc, target)
-        elif how == "spectral":
-            if "order" not in prep:  # the Fiedler order: the same for every target
-                csr = sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc))
-                t = time.perf_counter()
-                prep["order"] = fiedler_order(csr, n_loc)
-                _measured(six.shape[0], time.perf_counter() - t)
-            if prep["order"] is not None:
-                start = _prefix(prep["order"], wloc, target)
-        if how == "vcycle":
-            t = time.perf_counter()
-            # (the coarsest split's eigensolves only where this split's ran: in time)
-            inside = splits._vcycle(prep, wloc, target, tol, s0, _plain_grow,
-                                    spectral and prep.get("order") is not None, differences)
-            splits._vcycle_measured(prep, time.perf_counter() - t, time_left() is not None)
-            if inside is None or abs(float(wloc[inside].sum()) - target) > tol * (1 + 1e-9):
-                continue  # FM brings the projection closer to the target, not always within
-        elif start is None:  # growing (also where the spectral split failed: from task 0)
-            inside = _multilevel.grow_fm(sip, six, siw, wloc, target, s0, tol, 4, none)
+        key = (how, s0, target)
+        if memo is not None and key in memo:
+            inside, cut = memo[key]
         else:
-            inside = _multilevel.grow_fm(sip, six, siw, wloc, target, -1, tol, 4, start)
-        cut = float(siw[inside[rows] != inside[six]].sum())
-        if cut < best_cut - 1e-12:
+            inside = _one_try(level, prep, how, s0, wloc, target, tol, spectral, differences)
+            cut = np.inf if inside is None else float(siw[inside[rows] != inside[six]].sum())
+            if memo is not None and how != "vcycle":  # (a V-cycle's tries are gated by time)
+                memo[key] = (inside, cut)
+        if inside is not None and cut < best_cut - 1e-12:
             best, best_cut, won = inside, cut, how
     if vcycle and won == "vcycle" and splits._WON.get() is not None:  # (multilevel.VCYCLE_BOTH)
         splits._WON.get().append(verts.shape[0])
     return best
+
+
+#: :func:`grow` keeps each try's part and cut for its vertex set (:func:`_tried`: shared by
+#: the vertex sets of equal subgraphs and weights; by the try and the target) and a
+#: one-seed split's part for its vertex set and target (on the level): a try made again
+#: with the same inputs gives the same part, and the untimed mapper makes many again (the
+#: flat re-bisection of ``splits.both_ways`` repeats the first split's tries; a regular
+#: graph's equal blocks repeat each other's): 2,818 of the 10,620
+#: ``grow_fm`` calls on the 30 of ``bench/taskmap/vs_peers.py`` and 3,196 of the 17,203
+#: ``bisect_small`` calls (35 % and 22 % of their CPU; issue 40, h60cpu). The multilevel
+#: tries are not kept (their gate reads the clock). The same parts, so the same answers.
+#: False: every try computed.
+GROW_MEMO = True
+
+
+def _tried(level: TaskLevel, prep: dict, wloc: np.ndarray) -> dict:
+    """The kept tries of :func:`grow` for the vertex set of ``prep`` (:data:`GROW_MEMO`):
+    one dict on the level for every vertex set whose induced subgraph and weights are the
+    same arrays (a regular graph's equal blocks: the same tries give the same parts)."""
+    if "tried" not in prep:
+        sip, six, siw = prep["sub"]
+        key = (sip.tobytes(), six.tobytes(), siw.tobytes(), wloc.tobytes())
+        prep["tried"] = level.__dict__.setdefault("_tried", {}).setdefault(key, {})
+    return prep["tried"]
+
+
+def _one_try(level: TaskLevel, prep: dict, how: str, s0, wloc: np.ndarray, target: float,
+             tol: float, spectral: bool, differences: bool) -> Optional[np.ndarray]:  # fmt: skip
+    """The part of one try of :func:`grow` (``how``: "grow" from seed ``s0``, "spectral",
+    "difference" of seed pair ``s0``, "band" ``s0``, "vcycle" repeat ``s0``) after its FM
+    passes, or None where the try does not apply (no such band; a multilevel split that
+    stalled or missed the balance)."""
+    sip, six, siw = prep["sub"]
+    n_loc = sip.shape[0] - 1
+    start = None
+    if how == "difference":
+        start = _prefix(_difference_order(prep, s0), wloc, target)
+    elif how == "band":
+        if "bands" not in prep:  # the pure directions of a multiple eigenvalue, or none
+            csr = sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc))
+            prep["bands"] = band_orders(csr, n_loc)
+        if s0 >= len(prep["bands"]):
+            return None
+        start = _prefix(prep["bands"][s0], wloc, target)
+    elif how == "spectral":
+        if "order" not in prep:  # the Fiedler order: the same for every target
+            prep["order"] = _shared_order(level, prep["sub"])
+        if prep["order"] is not None:
+            start = _prefix(prep["order"], wloc, target)
+    if how == "vcycle":
+        t = time.perf_counter()
+        # (the coarsest split's eigensolves only where this split's ran: in time)
+        inside = splits._vcycle(prep, wloc, target, tol, s0, _plain_grow,
+                                spectral and prep.get("order") is not None, differences)
+        splits._vcycle_measured(prep, time.perf_counter() - t, time_left() is not None)
+        if inside is None or abs(float(wloc[inside].sum()) - target) > tol * (1 + 1e-9):
+            return None  # FM brings the projection closer to the target, not always within
+        return inside
+    if start is None:  # growing (also where the spectral split failed: from task 0)
+        return _multilevel.grow_fm(sip, six, siw, wloc, target, s0, tol, 4,
+                                   np.zeros(n_loc, dtype=bool))  # fmt: skip
+    return _multilevel.grow_fm(sip, six, siw, wloc, target, -1, tol, 4, start)
 
 
 #: :func:`grow` itself, for the coarsest level of a multilevel split (``splits._vcycle``):
@@ -263,6 +319,34 @@ def _prepared(level: TaskLevel, verts: np.ndarray, trials: int) -> dict:
         both[~np.isfinite(both)] = -1
         prep["seeds"].append(int(np.argmax(both)))
     return prep
+
+
+#: Fiedler orders shared, on a level, between vertex sets whose induced subgraphs are the
+#: same arrays (:func:`_shared_order`): the order is a function of the subgraph alone, and
+#: a regular graph's blocks induce equal subgraphs (a stencil's quarters, a bisection's
+#: equal halves): 110 of the 562 eigensolves of the untimed mapper on the 30 of
+#: ``bench/taskmap/vs_peers.py`` repeated one made before (20 % of their CPU; issue 40,
+#: h60cpu). The same orders, so the same answers. False: one eigensolve per vertex set.
+FIEDLER_SHARED = True
+
+
+def _shared_order(level: TaskLevel, sub: tuple) -> Optional[np.ndarray]:
+    """:func:`fiedler_order` of the induced subgraph ``sub`` (CSR triple), computed once per
+    level for equal arrays (:data:`FIEDLER_SHARED`); a computed one's seconds kept for the
+    time limit's predictions (:func:`_measured`)."""
+    sip, six, siw = sub
+    key = (sip.tobytes(), six.tobytes(), siw.tobytes()) if FIEDLER_SHARED else None
+    shared = level.__dict__.setdefault("_fiedler_shared", {})
+    if key is not None and key in shared:
+        return shared[key]
+    n_loc = sip.shape[0] - 1
+    csr = sp.csr_matrix((siw, six, sip), shape=(n_loc, n_loc))
+    t = time.perf_counter()
+    order = fiedler_order(csr, n_loc)
+    _measured(six.shape[0], time.perf_counter() - t)
+    if key is not None:
+        shared[key] = order
+    return order
 
 
 def fiedler_order(sub: sp.csr_matrix, n: int) -> Optional[np.ndarray]:

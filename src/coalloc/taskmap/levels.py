@@ -25,6 +25,7 @@ __all__ = [
     "HUB_ROUNDS",
     "HUB_SPREAD",
     "HUB_VERTICES",
+    "MATCH_KERNEL",
     "TaskLevel",
     "cluster_level",
     "coarse_target",
@@ -273,6 +274,14 @@ def cluster_level(level: TaskLevel, max_w: float, rng: np.random.Generator,
     return _contract(level, np.asarray(lab, dtype=np.int64))
 
 
+#: The heavy-edge matching of :func:`coarsen_level` by the compiled ``match_heavy`` (twin:
+#: :func:`coalloc.taskmap._reference.multilevel.match_heavy`, the loop it replaces; the
+#: same matching, so the same levels and answers). The Python loop was 8-10 % of the
+#: untimed mapper's CPU on the 30 of ``bench/taskmap/vs_peers.py`` (the multilevel splits'
+#: contractions, ``splits._vcycle``, most of it; issue 40, h60cpu). False: the loop.
+MATCH_KERNEL = True
+
+
 def coarsen_level(level: TaskLevel, max_w: float, rng: np.random.Generator,
                   cluster: bool = False) -> Optional[TaskLevel]:  # fmt: skip
     """The next coarser level by heavy-edge matching (``cluster``: by
@@ -311,6 +320,10 @@ def coarsen_level(level: TaskLevel, max_w: float, rng: np.random.Generator,
         return cluster_level(level, max_w, rng)
     n = level.n
     ip, ix, iw, vw = level.ip, level.ix, level.iw, level.vw
+    if MATCH_KERNEL:  # the same matching, compiled (twin: _reference's match_heavy)
+        interrupt.check()
+        match = _multilevel.match_heavy(level.kern, vw, float(max_w), rng.permutation(n))
+        return _contract(level, np.minimum(np.arange(n), match))
     match = np.full(n, -1, dtype=np.int64)
     for i, v in enumerate(rng.permutation(n).tolist()):
         if not i & 255:

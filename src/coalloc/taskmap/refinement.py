@@ -19,10 +19,17 @@ from . import _multilevel
 from .hierarchy import Topology
 from .levels import TaskLevel, expand
 
-__all__ = ["RefineState", "cut_refine", "refine", "TINY"]
+__all__ = ["MOVE_KERNEL", "RefineState", "cut_refine", "refine", "TINY"]
 
 #: Relative tolerance of the move scores.
 TINY = 1e-12
+
+#: :meth:`RefineState.move` by the compiled ``apply_move`` (twin:
+#: :func:`coalloc.taskmap._reference.multilevel.apply_move`, the NumPy code it replaces:
+#: the same additions in the same order, so the same loads and answers). The NumPy move
+#: was 3 % of the untimed mapper's CPU on the 30 of ``bench/taskmap/vs_peers.py`` (25,000
+#: moves; issue 40, h60cpu). False: the NumPy code.
+MOVE_KERNEL = True
 
 
 class RefineState:
@@ -102,6 +109,10 @@ class RefineState:
         """Move vertex ``t`` to processor position ``b``, updating the loads (the link
         deltas of :meth:`_row_deltas` for one task, in its order)."""
         lv, topo, m = self.level, self.topo, self.m
+        if MOVE_KERNEL:  # the same additions in the same order, compiled
+            _multilevel.apply_move(lv.kern, topo.routes, m, self.lload, self.nload,
+                                   float(lv.vw[t]), int(t), int(b))  # fmt: skip
+            return
         lo, hi = lv.ip[t], lv.ip[t + 1]
         q = m[lv.ix[lo:hi]]
         w = lv.iw[lo:hi]

@@ -13,7 +13,17 @@ import numpy as np
 
 from .occupancy import Routes
 
-__all__ = ["PairRoutes", "Level", "pair_routes", "score_moves", "grow_fm", "bisect_small"]
+__all__ = [
+    "PairRoutes",
+    "Level",
+    "pair_routes",
+    "score_moves",
+    "grow_fm",
+    "bisect_small",
+    "match_heavy",
+    "hop_distances",
+    "apply_move",
+]
 
 
 def _need(ok: bool, msg: str) -> None:
@@ -388,3 +398,141 @@ def bisect_small(level, verts, wloc, target, tol, passes) -> np.ndarray:
         passes,
         np.zeros(k, dtype=bool),
     )
+
+
+def match_heavy(level, vw, max_w, order) -> np.ndarray:
+    """Heavy-edge matching (the loop :func:`~coalloc.taskmap.levels.coarsen_level` ran
+    before the kernel, issue 40 h60cpu).
+
+    Vertices are visited in ``order``; each unmatched one is matched with the unmatched
+    neighbour (itself excluded) of largest pair weight whose weight with it stays at most
+    ``max_w`` (NumPy's ``argmax``: the first of equals), or with itself where none is.
+
+    Parameters
+    ----------
+    level : Level
+        The graph.
+    vw : ndarray of float64, shape (n,)
+        Vertex weights.
+    max_w : float
+        The largest weight of a matched pair.
+    order : ndarray of int64
+        The visiting order (vertices in ``[0, n)``).
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        The partner of every vertex (itself when alone; -1 when never visited).
+    """
+    vw = np.ascontiguousarray(vw, dtype=np.float64)
+    order = np.ascontiguousarray(order, dtype=np.int64)
+    _need(vw.shape == (level.n,), "vw must have length n")
+    _need(order.ndim == 1, "order must be 1-D")
+    _need(bool(np.all((order >= 0) & (order < level.n))), "order must hold vertices in [0, n)")
+    ip, ix, iw = level.ip, level.ix, level.iw
+    match = np.full(level.n, -1, dtype=np.int64)
+    for v in order.tolist():
+        if match[v] >= 0:
+            continue
+        lo, hi = ip[v], ip[v + 1]
+        best = v
+        if hi > lo:
+            nb = ix[lo:hi]
+            ok = (match[nb] < 0) & (nb != v) & (vw[nb] + vw[v] <= max_w)
+            if ok.any():
+                w = np.where(ok, iw[lo:hi], -1.0)
+                best = int(nb[int(np.argmax(w))])
+        match[v] = best
+        match[best] = v
+    return match
+
+
+def hop_distances(indptr, indices, src: int) -> np.ndarray:
+    """Hop distances from ``src`` over the stored entries of a CSR graph (float64, ``-1``:
+    unreachable): a plain breadth-first search (``bisection.hop_distances`` below 128
+    vertices before the kernel, issue 40 h60cpu).
+
+    Parameters
+    ----------
+    indptr, indices : ndarray of int64
+        The graph as CSR (every stored entry an edge, followed from its row).
+    src : int
+        The source vertex.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        The distances.
+    """
+    sip = np.ascontiguousarray(indptr, dtype=np.int64)
+    six = np.ascontiguousarray(indices, dtype=np.int64)
+    n = sip.shape[0] - 1
+    _need(sip.ndim == 1 and n >= 0, "indptr must be 1-D and non-empty")
+    _need(sip[0] == 0 and sip[-1] == six.shape[0], "indptr must start at 0 and span indices")
+    _need(bool(np.all(np.diff(sip) >= 0)), "indptr must be non-decreasing")
+    _need(bool(np.all((six >= 0) & (six < n))), "indices must be in [0, n)")
+    _need(0 <= src < n, "src must be a vertex in [0, n)")
+    ptr, idx = sip.tolist(), six.tolist()
+    dist = [-1] * n
+    dist[src] = 0
+    frontier = [src]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            dv = dist[v] + 1
+            for u in idx[ptr[v] : ptr[v + 1]]:
+                if dist[u] < 0:
+                    dist[u] = dv
+                    nxt.append(u)
+        frontier = nxt
+    return np.asarray(dist, dtype=np.float64)
+
+
+def apply_move(level, routes, m, lload, nload, w: float, t: int, b: int) -> None:
+    """Move task ``t`` (weight ``w``) to processor ``b`` in place (the NumPy code of
+    ``refinement.RefineState.move`` before the kernel, issue 40 h60cpu): ``+v`` on every
+    link of the route from ``b`` to each neighbour's processor, then ``-v`` from the old
+    processor, in that order (``np.add.at``: one addition after another); then the
+    processors' loads and ``m[t]``.
+
+    Parameters
+    ----------
+    level : Level
+        The graph.
+    routes : PairRoutes
+        The routes between processors.
+    m : ndarray of int64, shape (n,)
+        The mapping (updated).
+    lload : ndarray of float64, shape (E,)
+        The links' loads (updated).
+    nload : ndarray of float64, shape (P,)
+        The processors' loads (updated).
+    w : float
+        The task's weight.
+    t, b : int
+        The task and its new processor.
+    """
+    for arr, kind, size, name in ((m, np.int64, level.n, "m"), (lload, np.float64, routes.E,
+                                  "lload"), (nload, np.float64, routes.P, "nload")):  # fmt: skip
+        _need(
+            isinstance(arr, np.ndarray) and arr.dtype == kind and arr.ndim == 1
+            and arr.flags.c_contiguous and arr.flags.writeable and arr.shape[0] == size,
+            f"{name} must be a writeable contiguous 1-D {np.dtype(kind).name} array of "
+            f"length {size}",
+        )  # fmt: skip
+    _need(0 <= t < level.n, "t must be a vertex in [0, n)")
+    _need(0 <= b < routes.P, "b must be a processor in [0, P)")
+    lo, hi = level.ip[t], level.ip[t + 1]
+    q = m[level.ix[lo:hi]]
+    _need(0 <= m[t] < routes.P and bool(np.all((q >= 0) & (q < routes.P))),
+          "m must hold processors in [0, P)")  # fmt: skip
+    vals = level.iw[lo:hi]
+    a = int(m[t])
+    rptr = routes.rptr
+    pairs = np.concatenate([b * routes.P + q, a * routes.P + q])
+    vals = np.concatenate([vals, -vals])
+    lent, own = _expand(rptr[pairs], rptr[pairs + 1] - rptr[pairs])
+    np.add.at(lload, routes.rlink[lent], vals[own])
+    nload[a] -= w
+    nload[b] += w
+    m[t] = b
