@@ -34,15 +34,16 @@ import math
 import os
 import statistics
 import time
+from typing import Optional
 
 import numpy as np
 
 from bench.shared._progress import add_quiet, bar, say
-from bench.taskmap.vs_peers import KINDS, PEERS, _subsets, instances, load_peers
+from bench.taskmap.vs_peers import KINDS, PEERS, Scotch, _subsets, instances, load_peers
 from coalloc.taskmap import communication_cost, max_occupancy, solve, verify_mapping
 from coalloc.taskmap.multilevel import hierarchy_order
 
-CACHE = "/tmp/h54tsum/peers"
+CACHE = "/tmp/h54tsum/peers"  # one per --set: pass --cache when switching sets
 
 
 def _spectral_bisect(topo, level, subset, share, full=True, spectral=True):
@@ -81,12 +82,19 @@ def peer_points(name: str, build, peers, cache: str) -> list:
             if not peer.applies(build, res):
                 continue
             peer.hierarchy = getattr(build, "hierarchy", None)
-        m = peer.map(tasks, res, order)
+        try:
+            m = peer.map(tasks, res, order)
+        except Exception as exc:  # noqa: BLE001 - said, the peer left out of this instance
+            say(f"{name}: peer {peer.name} failed ({type(exc).__name__}: {exc}); left out")
+            continue
         keep(peer.name, m)
         if getattr(peer, "sweep", True):
             kept, kept_occ = m, max_occupancy(tasks, res, m)[0]
             for k in _subsets(len(order), 16)[1:]:
-                mk = peer.map(tasks, res, order[:k])
+                try:
+                    mk = peer.map(tasks, res, order[:k])
+                except Exception:  # noqa: BLE001 - that subset size left out of the sweep
+                    continue
                 o = max_occupancy(tasks, res, mk)[0]
                 if o < kept_occ:
                     kept, kept_occ = mk, o
@@ -107,7 +115,7 @@ def _variant(spec: str) -> tuple:
     return name, out
 
 
-def _run(tasks, res, T: float, sets: list) -> dict:
+def _run(tasks, res, T: Optional[float], sets: list) -> dict:
     """One call of the default under the variant's settings ``sets``; the answer, and the
     one before the spare-time sum step (``portfolio.sum_in_spare_time``: the same search)
     in ``before`` when that step was called with a mapping."""
@@ -119,16 +127,16 @@ def _run(tasks, res, T: float, sets: list) -> dict:
     seen: list = []
     step = solvers.sum_in_spare_time
 
-    def observed(tasks_, res_, result, until):
+    def observed(tasks_, res_, result, until, *rest):  # rest: the call's pace (h56late)
         if result.mapping is not None and result.status == "time_limit":
             seen.append(np.array(result.mapping))
-        return step(tasks_, res_, result, until)
+        return step(tasks_, res_, result, until, *rest)
 
     solvers.sum_in_spare_time = observed
     try:
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         r = solve(tasks, res, time_limit=T)
-        wall = time.perf_counter() - t0
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     finally:
         solvers.sum_in_spare_time = step
         for mod, attr, value in old:
@@ -137,8 +145,10 @@ def _run(tasks, res, T: float, sets: list) -> dict:
     if not rep.valid:
         raise SystemExit(f"invalid mapping: {rep.problems}")
     out = {"occ": float(rep.max_occupancy), "sum": communication_cost(tasks, res, r.mapping),
-           "wall": wall, "late": wall > T + max(0.05, 0.05 * T),
-           "spare": r.timings.get("sum_spare")}  # fmt: skip
+           "wall": wall, "cpu": cpu, "status": r.status,
+           "late": T is not None and wall > T + max(0.05, 0.05 * T),
+           "spare": r.timings.get("sum_spare"),
+           "cycles": r.timings.get("sum_cycles")}  # fmt: skip (the final cycles' seconds)
     if seen:
         m = seen[0]
         out["before"] = {"occ": float(verify_mapping(tasks, res, m).max_occupancy),
@@ -146,7 +156,7 @@ def _run(tasks, res, T: float, sets: list) -> dict:
     return out
 
 
-def _paired(tasks, res, T: float) -> tuple:
+def _paired(tasks, res, T: Optional[float]) -> tuple:
     """One call of the default: its answer before the spare-time sum step and after."""
     after = _run(tasks, res, T, [])
     before = {**after, **after.get("before", {})}
@@ -165,6 +175,11 @@ def score(row: dict, points: list) -> None:
     row["dominated_by"] = [f"{p[0]} {p[1]:.4g}/{p[2]:.4g}" for p in dom]
 
 
+def _limit(text: str) -> Optional[float]:
+    """``--time-limit``: seconds, or ``none`` (untimed calls)."""
+    return None if text.lower() == "none" else float(text)
+
+
 def _gm(xs) -> float:
     xs = [x for x in xs if x > 0]
     return math.exp(statistics.fmean(math.log(x) for x in xs)) if xs else math.nan
@@ -174,8 +189,8 @@ def table(rows: list, names: list) -> list:
     out = [
         "| variant | dominated (instances) | sum / best peer incl. sweeps: geo. mean "
         "(<= 1.25) | sum / best single run: geo. mean (<= 1.25) | bottleneck / best peer: "
-        "geo. mean (<= 1) | late | wall max |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "geo. mean (<= 1) | late | wall max | CPU s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for v in names:
         rs = [r[v] for r in rows]
@@ -186,7 +201,8 @@ def table(rows: list, names: list) -> list:
             f"{_gm([r['sum_ratio_single'] for r in rs]):.3f} "
             f"({sum(r['sum_ratio_single'] <= 1.25 for r in rs)}) | "
             f"{_gm([r['ratio'] for r in rs]):.4f} ({sum(r['ratio'] <= 1 + 1e-9 for r in rs)}) | "
-            f"{sum(r['late'] for r in rs)} | {max(r['wall'] for r in rs):.3f} |"
+            f"{sum(r['late'] for r in rs)} | {max(r['wall'] for r in rs):.3f} | "
+            f"{sum(r.get('cpu', math.nan) for r in rs):.1f} |"
         )
     return out
 
@@ -195,7 +211,10 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     ap.add_argument("--only", nargs="+", default=None, help="instances whose name contains one")
-    ap.add_argument("--time-limit", type=float, default=1.0)
+    ap.add_argument("--time-limit", type=_limit, default=1.0, help="seconds, or none: untimed")
+    ap.add_argument("--set", default="vs_peers", choices=("vs_peers", "heldout"),
+                    help="the 30 of vs_peers, or the held-back 24 of heldout")
+    ap.add_argument("--scotch-runs", type=int, default=1, help="Scotch: best of this many")
     ap.add_argument("--variants", nargs="+", default=["default"])
     ap.add_argument("--cache", default=CACHE)
     ap.add_argument("--peers-only", action="store_true", help="fill the cache and stop")
@@ -206,10 +225,16 @@ def main(argv=None) -> None:
     add_quiet(ap)
     args = ap.parse_args(argv)
     peers = load_peers(list(PEERS))
+    Scotch.runs = max(1, args.scotch_runs)
     variants = [_variant(v) for v in args.variants]
     names = ["before", "after"] if args.paired else [v[0] for v in variants]
-    insts = [i for i in instances(args.kinds)
-             if args.only is None or any(s in i[1] for s in args.only)]  # fmt: skip
+    if args.set == "heldout":
+        from bench.taskmap import heldout
+
+        pool = heldout.instances()
+    else:
+        pool = instances(args.kinds)
+    insts = [i for i in pool if args.only is None or any(s in i[1] for s in args.only)]
     rows = []
     for j, (kind, name, build) in enumerate(bar(insts, desc="instances", unit="inst")):
         points = peer_points(name, build, peers, args.cache)

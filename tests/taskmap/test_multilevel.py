@@ -96,10 +96,12 @@ def test_same_seed_same_answer_and_solve_default():
     b = map_multilevel(tasks, res, seed=7)
     np.testing.assert_array_equal(a.mapping, b.mapping)
     assert tm.DEFAULT_METHOD == "portfolio"  # the multilevel's answer above EXACT_CELLS
-    c = tm.solve(tasks, res, seed=7)
-    np.testing.assert_array_equal(a.mapping, c.mapping)
+    c = tm.solve(tasks, res, seed=7)  # the multilevel's answer, then the sum's final cycles
+    cost_a, cost_c = (tm.communication_cost(tasks, res, r.mapping) for r in (a, c))
+    assert c.max_occupancy < a.max_occupancy * (1 - 1e-12) or (
+        c.max_occupancy <= a.max_occupancy * (1 + 1e-12) and cost_c <= cost_a * (1 + 1e-12))
     d = tm.solve(tasks, res, seed=7, time_limit=600)  # a limit that is not reached: same answer
-    np.testing.assert_array_equal(a.mapping, d.mapping)
+    np.testing.assert_array_equal(c.mapping, d.mapping)
     inst = tm.Instance(tasks, res)
     assert inst.verify(inst.solve()).ok
 

@@ -688,9 +688,11 @@ def final_cycles(tasks, resources, result, until: Optional[float] = None,
     """The default's answer ``result`` after the sum step with ``sumcycle.FINAL_CYCLES``
     V-cycles (:func:`sum_step_until`: never a higher maximum occupancy, a
     lower route cost or maximum kept), or ``result`` itself (no mapping, the knob off,
-    ``sum_step`` False, nothing lower, a time limit without ``sumcycle.FINAL_TIMED``).
-    Stopped at ``until`` (a :func:`time.perf_counter` instant; None: none, the work
-    counted, no clock).
+    ``sum_step`` False, nothing lower, a time limit without ``sumcycle.FINAL_TIMED``, an
+    answer whose limit was reached: status ``time_limit``). Stopped at ``until`` (a
+    :func:`time.perf_counter` instant; None: none, the work counted, no clock): the cycles
+    ended before the stop kept, the status set to ``time_limit``. ``timings["sum_cycles"]``:
+    their seconds, when they ran.
 
     Parameters
     ----------
@@ -713,14 +715,22 @@ def final_cycles(tasks, resources, result, until: Optional[float] = None,
 
     if not sumcycle.FINAL_CYCLES or not sum_step or result.mapping is None:
         return result
-    if until is not None and (not sumcycle.FINAL_TIMED or time.perf_counter() >= until):
-        return result
-    cap = float(result.max_occupancy)
+    if until is not None and (not sumcycle.FINAL_TIMED or result.status == "time_limit"
+                              or time.perf_counter() >= until):  # fmt: skip
+        return result  # a stopped answer: the spare-time step's (``sum_in_spare_time``)
+    cap, t0 = float(result.max_occupancy), time.perf_counter()
+    stop: list = []
     if sumcycle.FINAL_STEP:  # the whole step again, then its cycles
         got = sum_step_until(tasks, resources, result.mapping, cap, until,
                              cycles=sumcycle.FINAL_CYCLES)  # fmt: skip
     else:
-        got = _cycles_alone(tasks, resources, result.mapping, cap, until)
+        got = _cycles_alone(tasks, resources, result.mapping, cap, until, stop)
+    timings = {**(result.timings or {}), "sum_cycles": time.perf_counter() - t0}
+    if stop or (until is not None and time.perf_counter() >= until):
+        # the deadline ended the cycles: not the untimed answer, so said (the contract)
+        result = dataclasses.replace(result, status="time_limit", timings=timings)
+    else:
+        result = dataclasses.replace(result, timings=timings)
     if got is None:
         return result
     m, (occ, bott) = got
@@ -735,11 +745,13 @@ def final_cycles(tasks, resources, result, until: Optional[float] = None,
                                history=history)  # fmt: skip
 
 
-def _cycles_alone(tasks, resources, mapping: np.ndarray, cap: float, until: Optional[float]):
+def _cycles_alone(tasks, resources, mapping: np.ndarray, cap: float, until: Optional[float],
+                  stop: Optional[list] = None):  # fmt: skip
     """:func:`final_cycles` without the step on the finest level first (the answer had it):
     ``sumcycle.FINAL_CYCLES`` cycles, their work cap ``sumcycle.CYCLE_WORK`` x
     ``sumcycle.FINAL_WORK`` x the finest level's streams and tasks (a count). As
-    :func:`sum_step_until` returns."""
+    :func:`sum_step_until` returns; a stop at ``until`` appends True to ``stop`` and keeps
+    the cycles ended before it (each kept only when better)."""
     from .hierarchy import topology
     from .levels import TaskLevel
     from .occupancy import max_occupancy
@@ -751,12 +763,15 @@ def _cycles_alone(tasks, resources, mapping: np.ndarray, cap: float, until: Opti
     position[topo.order_nodes] = np.arange(topo.P)
     state = RefineState(topo, fine, position[np.asarray(mapping, dtype=np.int64)])
     step = _level_step(fine.n, max(200, 4 * fine.n), 8, SPARE_BLOCKS_FIRST)
+    entry = state.m.copy()
     try:
         with interrupt.until(until):
             kept = sumcycle.sum_cycles(state, step, sumcycle.FINAL_CYCLES,
                                        step_work=sumcycle.FINAL_WORK * (fine.ip[-1] + fine.n))
-    except interrupt.DeadlinePassed:  # the answer before the stopped cycle
-        kept = 0
+    except interrupt.DeadlinePassed:  # the answer before the stopped cycle (kept if better)
+        kept = int(not np.array_equal(state.m, entry))
+        if stop is not None:
+            stop.append(True)
     if not kept:
         return None
     out = topo.order_nodes[state.m]
