@@ -363,10 +363,25 @@ def local_cluster(workers: int, defaults: bool = False) -> Any:
                                         processes=True, dashboard_address=None)  # fmt: skip
 
 
+#: The command-line cluster (``--kinds dask-cli``, :func:`cli_cluster`) gets the quiet
+#: loops too, as the environment variables docs/batch.md gives (``DASK_LOOP_CONFIG`` when
+#: ``DASK_QUIET_LOOPS``, ``DASK_MONITOR_CONFIG`` when ``DASK_QUIET_MONITOR``) on its
+#: scheduler and workers (issue 41, h60tail). False: :data:`DASK_BATCH_CONFIG` alone, as
+#: before.
+DASK_CLI_QUIET = True
+
+
+def _env_name(key: str) -> str:
+    """The environment variable of a Dask configuration key
+    (``distributed.admin.tick.interval`` -> ``DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL``)."""
+    return "DASK_" + "__".join(part.upper().replace("-", "_") for part in key.split("."))
+
+
 def _cli_environ() -> Dict[str, str]:
-    """The environment of a command-line cluster: :data:`DASK_BATCH_CONFIG` as the
-    variables docs/batch.md gives, and this checkout's ``coalloc`` and ``bench`` first on
-    the path (the workers import the code under test, not an installed copy)."""
+    """The environment of a command-line cluster: :data:`DASK_BATCH_CONFIG` (and with
+    :data:`DASK_CLI_QUIET` the quiet loops) as the variables docs/batch.md gives, and this
+    checkout's ``coalloc`` and ``bench`` first on the path (the workers import the code
+    under test, not an installed copy)."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     package = os.path.dirname(os.path.dirname(os.path.abspath(coalloc.__file__)))
     path = [package, root, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
@@ -375,6 +390,10 @@ def _cli_environ() -> Dict[str, str]:
     for name in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_"):
         value = str(DASK_BATCH_CONFIG[name])
         environ[f"DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON__{name}"] = value
+    if DASK_CLI_QUIET:
+        quiet = {**(DASK_LOOP_CONFIG if DASK_QUIET_LOOPS else {}),
+                 **(DASK_MONITOR_CONFIG if DASK_QUIET_MONITOR else {})}  # fmt: skip
+        environ.update({_env_name(key): str(value) for key, value in quiet.items()})
     return environ
 
 

@@ -120,6 +120,20 @@ _OUTCOME_ONCE_SET = True
 #: ``_JOIN_AT`` of the allowance past the limit, as before h59gap: a proof at 1 ms on the
 #: audit's heavy 3 x 8 "max" returned at 0.08-0.11 s under load, past T + 0.05 s).
 _NO_WAIT_AFTER_PROOF = True
+#: A timed call stops its solver before it returns (issue 40, h60tail): once the result
+#: is built, the solver's thread (cancelled) and the CP-SAT search it left running past its
+#: own deadline (:func:`coalloc._shared.milp.supervise.supervise_thread`'s let-go) are
+#: waited for, up to ``_STOP_JOIN`` of the overrun allowance past the limit, so that a
+#: returned call leaves no solver taking the caller's CPU. A proof by the search waits
+#: at most ``_STOP_AFTER_PROOF`` seconds for them (the proof's answer is not held back
+#: for the solver's stop, h59gap). False: the call returns with them still running, as
+#: before h60tail.
+_STOP_BEFORE_RETURN = True
+_STOP_JOIN = 0.8
+_STOP_AFTER_PROOF = 0.02
+#: The name of the threads the solver's runner starts for a CP-SAT search (joined with
+#: ``_STOP_BEFORE_RETURN`` when they began during the call).
+_SEARCH_THREAD = "coalloc-solver"
 
 
 def solve_exact(call: GapCall, solver: str, threads: int, iterations: Optional[int],
@@ -379,6 +393,10 @@ class _Timed:
         #: the hand-off's closest approach: the least gap of a feasible report to the bound
         #: then known (inf: feasible, no bound yet; None: no feasible report)
         self.closest: Optional[float] = None
+        #: the threads that ran before the call (``_STOP_BEFORE_RETURN``), and how many of
+        #: the call's solver threads still ran when it returned
+        self.before: set = set()
+        self.running = 0
 
     def start(self, assignment: Optional[np.ndarray]) -> None:
         """The solver's thread, from ``assignment`` (copied) when given."""
@@ -472,8 +490,27 @@ class _Timed:
             return thread.outcome
         return None
 
+    def stop_solver(self, proved: bool) -> int:
+        """Wait for the solver's thread (cancelled already) and the CP-SAT searches that
+        began during the call, until ``_STOP_JOIN`` of the allowance past the limit (or
+        ``_STOP_AFTER_PROOF`` seconds after a proof by the search): how many still run."""
+        call = self.call
+        until = call.t0 + call.limit + _STOP_JOIN * self.grace
+        if proved:
+            until = min(until, time.perf_counter() + _STOP_AFTER_PROOF)
+        threads = [self.worker] if self.worker is not None else []
+        for thread in threads:  # the solver's thread first: then the searches it left
+            thread.join(max(0.0, until - time.perf_counter()))
+        threads += [t for t in threading.enumerate()
+                    if t.name == _SEARCH_THREAD and t.ident not in self.before]  # fmt: skip
+        for thread in threads[1:]:
+            thread.join(max(0.0, until - time.perf_counter()))
+        return sum(t.is_alive() for t in threads)
+
     def run(self, iterations: Optional[int], hint: bool) -> GapResult:
         call = self.call
+        if _STOP_BEFORE_RETURN:  # the threads already running (not this call's)
+            self.before = {t.ident for t in threading.enumerate()}
         heur = None
         t_hint = 0.0
         self.start_at = call.t0 + (HINT_SHARE * call.limit if hint else 0.0)
@@ -503,6 +540,8 @@ class _Timed:
                 self.worker.scope.cancel()
         res = _combine(call, out, heur, t_hint, started=self.worker is not None)
         proved = heur is not None and heur.status in ("optimal", "infeasible")
+        if _STOP_BEFORE_RETURN and self.worker is not None:
+            self.running = self.stop_solver(proved)
         if self.worker is None and not proved and self.off:
             res.message += _off_note()
         elif self.worker is None and not proved:  # (after a proof the solver is not needed)

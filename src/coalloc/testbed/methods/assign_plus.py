@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import array
 import math
-import threading
 import time
 from typing import Any, Callable, Dict, Mapping, Optional
 
@@ -46,6 +45,7 @@ from ..verify import verify_mapping
 from .exact import _not_exact_for
 from .first_feasible import first_feasible
 from .outcome import _problem, _Report, _result, policy_breach
+from .started import start_thread
 
 __all__ = ["assign_plus_method", "unmet_desires", "QUICK_ANNEAL", "PORTFOLIO_EXACT_NODES",
            "PORTFOLIO_EXACT_SECONDS"]  # fmt: skip
@@ -490,8 +490,7 @@ class _BesideAnneal:
             except BaseException as exc:  # noqa: BLE001 - raised in the calling thread
                 self.box["error"] = exc
 
-        self.thread = threading.Thread(target=work, name="coalloc-testbed-anneal", daemon=True)
-        self.thread.start()
+        self.thread = start_thread(work, "coalloc-testbed-anneal")  # (no wait: started.py)
 
     def cancel(self) -> None:
         """Stop the annealer now (its flag) and wait for the thread; nothing to hear."""
