@@ -318,29 +318,15 @@ def coarsen_level(level: TaskLevel, max_w: float, rng: np.random.Generator,
     """
     if cluster:
         return cluster_level(level, max_w, rng)
-    n = level.n
-    ip, ix, iw, vw = level.ip, level.ix, level.iw, level.vw
+    n, vw = level.n, level.vw
+    order = rng.permutation(n)
     if MATCH_KERNEL:  # the same matching, compiled (twin: _reference's match_heavy)
         interrupt.check()
-        match = _multilevel.match_heavy(level.kern, vw, float(max_w), rng.permutation(n))
-        return _contract(level, np.minimum(np.arange(n), match))
-    match = np.full(n, -1, dtype=np.int64)
-    for i, v in enumerate(rng.permutation(n).tolist()):
-        if not i & 255:
-            interrupt.check()  # a time limit or a batch's timeout (about 3 ms apart)
-        if match[v] >= 0:
-            continue
-        lo, hi = ip[v], ip[v + 1]
-        best = v
-        if hi > lo:
-            nb = ix[lo:hi]
-            ok = (match[nb] < 0) & (nb != v) & (vw[nb] + vw[v] <= max_w)
-            if ok.any():
-                w = np.where(ok, iw[lo:hi], -1.0)
-                k = int(np.argmax(w))
-                best = int(nb[k])
-        match[v] = best
-        match[best] = v
+        match = _multilevel.match_heavy(level.kern, vw, float(max_w), order)
+    else:  # the twin itself: the loop this function ran before the kernel
+        from ._reference.multilevel import match_heavy as plain
+
+        match = plain(level, vw, float(max_w), order)
     return _contract(level, np.minimum(np.arange(n), match))
 
 
