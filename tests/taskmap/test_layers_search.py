@@ -9,20 +9,11 @@ import pytest
 import coalloc.taskmap as tm
 from coalloc._shared import interrupt
 from coalloc.taskmap import layermoves, timedorder
-from coalloc.taskmap.generators import hierarchical_cluster, stencil_task_graph
-from coalloc.taskmap.hierarchy import topology
-from coalloc.taskmap.levels import TaskLevel
 from coalloc.taskmap.refinement import RefineState
 
-
-def _case():
-    """12x12 on 9 single-core nodes behind slow uplinks in 3x3 equal blocks: link-bound
-    (test_layers_timed.py)."""
-    tasks = stencil_task_graph((12, 12))
-    res = hierarchical_cluster(n_racks=1, nodes_per_rack=9, cores_per_node=1,
-                               node_bandwidth=0.5, rack_bandwidth=100.0)  # fmt: skip
-    i, j = np.divmod(np.arange(144), 12)
-    return tasks, res, topology(res), TaskLevel.of(tasks), (i // 4) * 3 + (j // 4)
+from ._layered_case import found as _found
+from ._layered_case import layered_case as _case
+from ._layered_case import verified as _verified
 
 
 class _Inc:
@@ -39,17 +30,6 @@ class _Inc:
         if value < min(self.value, self.early) * (1 - 1e-12):
             self.early, self.early_best = value, (m.copy(), list(history), counts)
             self.offers.append((value, m.copy(), "held"))
-
-
-def _found(topo, fine, m):
-    value = RefineState(topo, fine, m.copy()).maximum()
-    return (value, m.copy(), [value], 9, 0)
-
-
-def _verified(tasks, res, topo, m, value):
-    report = tm.verify_mapping(tasks, res, topo.order_nodes[m], claimed=value)
-    assert report.valid and report.matches
-    return report.max_occupancy
 
 
 def test_untimed_the_start_is_returned_unchanged_and_nothing_offered():

@@ -14,30 +14,10 @@ from coalloc._shared import interrupt
 from coalloc._shared.params import with_time_limit
 from coalloc.taskmap import layermoves, timedorder
 from coalloc.taskmap.generators import hierarchical_cluster, stencil_task_graph, table1_instance
-from coalloc.taskmap.hierarchy import topology
-from coalloc.taskmap.levels import TaskLevel
-from coalloc.taskmap.refinement import RefineState
 
-
-def _case():
-    """12x12 on 9 single-core nodes behind slow uplinks in 3x3 equal blocks: link-bound
-    (test_layers_search.py)."""
-    tasks = stencil_task_graph((12, 12))
-    res = hierarchical_cluster(n_racks=1, nodes_per_rack=9, cores_per_node=1,
-                               node_bandwidth=0.5, rack_bandwidth=100.0)  # fmt: skip
-    i, j = np.divmod(np.arange(144), 12)
-    return tasks, res, topology(res), TaskLevel.of(tasks), (i // 4) * 3 + (j // 4)
-
-
-def _answer(topo, fine, m):
-    value = RefineState(topo, fine, m.copy()).maximum()
-    return (value, m.copy(), [value], 9, 0)
-
-
-def _verified(tasks, res, topo, m, value):
-    report = tm.verify_mapping(tasks, res, topo.order_nodes[m], claimed=value)
-    assert report.valid and report.matches
-    return report.max_occupancy
+from ._layered_case import found as _answer
+from ._layered_case import layered_case as _case
+from ._layered_case import verified as _verified
 
 
 def _timed(seconds, fn):
