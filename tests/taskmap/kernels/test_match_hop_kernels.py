@@ -17,6 +17,8 @@ from coalloc.taskmap import _multilevel as K
 from coalloc.taskmap import bisection, levels
 from coalloc.taskmap._reference import multilevel as R
 
+from ._graphs import random_resources
+
 
 def _random_graph(rng, n, spread=False):
     """A symmetric CSR with ties among the weights (equal pair weights: the first wins);
@@ -159,17 +161,7 @@ def _random_topology(rng):
     (equal-length routes) and routers."""
     from coalloc.taskmap.hierarchy import topology
 
-    r = int(rng.integers(2, 16))
-    edges = {(int(rng.integers(0, v)), v) for v in range(1, r)}
-    for _ in range(int(rng.integers(0, r + 1))):
-        u, v = sorted(int(x) for x in rng.integers(0, r, 2))
-        if u != v:
-            edges.add((u, v))
-    edges = np.array(sorted(edges), dtype=np.int64).reshape(-1, 2)
-    cap = np.where(rng.random(r) < 0.7, rng.choice([1.0, 2.0, 5.0], r), 0.0)
-    cap[int(rng.integers(0, r))] = 3.0
-    bw = rng.choice([1.0, 2.0, 10.0], edges.shape[0])
-    return topology(tm.ResourceGraph.from_edges(cap, edges, bw))
+    return topology(random_resources(rng, most=16))
 
 
 @settings(max_examples=60, deadline=None)

@@ -10,22 +10,9 @@ from hypothesis import strategies as st
 
 import coalloc.taskmap as tm
 
+from ._graphs import random_resources as _random_resources
+
 # ---------------------------------------------------------------- compiled kernels vs twins
-
-
-def _random_resources(rng):
-    """A connected graph with cycles (equal-length routes: ties) and some routers."""
-    r = int(rng.integers(2, 20))
-    edges = {(int(rng.integers(0, v)), v) for v in range(1, r)}
-    for _ in range(int(rng.integers(0, r + 1))):
-        u, v = sorted(int(x) for x in rng.integers(0, r, 2))
-        if u != v:
-            edges.add((u, v))
-    edges = np.array(sorted(edges), dtype=np.int64).reshape(-1, 2)
-    cap = np.where(rng.random(r) < 0.7, rng.choice([1.0, 2.0, 5.0], r), 0.0)
-    cap[int(rng.integers(0, r))] = 3.0
-    bw = rng.choice([1.0, 2.0, 10.0], edges.shape[0])
-    return tm.ResourceGraph.from_edges(cap, edges, bw)
 
 
 def _random_level(rng, n):
