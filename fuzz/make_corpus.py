@@ -171,6 +171,11 @@ ISSUE30 = {
 }
 
 
+#: Time limits that are never reached (stop 58's fuzz finding: 2**63 - 1 s overflowed the
+#: kernels' int64 nanoseconds, 1e300 s became an infinite integer).
+REGRESS_LIMITS = {"int64": "9223372036854775807", "1e300": "1e300", "1e18": "1e18"}
+
+
 def _issue30_seeds(out: dict, g1, g2, cres) -> None:
     """Seeds for the targets of issue 30 item 6: the GAP's JSON format, and the option values
     of the collective, testbed and load-sharing commands (``targets.t_options``: first byte
@@ -195,6 +200,13 @@ def _issue30_seeds(out: dict, g1, g2, cres) -> None:
             name = option.strip("-") if kind == "number" else kind.split(":")[1]
             for what, value in ISSUE30.items():
                 out["options"][f"issue30-{k:02d}-{name}-{what}"] = bytes([k]) + value.encode()
+    # stop 58's finding: a time limit past the kernels' int64 nanoseconds (an OverflowError,
+    # then "cannot convert float infinity to integer"); a limit never reached is no deadline
+    for k, (_, option, kind) in enumerate(cmds):
+        if option == "--time-limit" or kind == "param:time_limit_s":
+            name = option.strip("-") if kind == "number" else kind.split(":")[1]
+            for what, value in REGRESS_LIMITS.items():
+                out["options"][f"regress-{k:02d}-{name}-{what}"] = bytes([k]) + value.encode()
     # the same numbers in the files whose readers took them
     swf_line = "3 400 0 300 1 -1 -1 1 600 -1 1 1 1 1 1 -1 -1 -1\n"
     for what in ("underscore", "arabic", "overflow", "400digits"):

@@ -327,6 +327,42 @@ def test_a_kernel_without_an_expired_deadline_runs_to_its_end():
     assert state.iteration == 50
 
 
+@pytest.mark.parametrize("far", [9223372036854775807, 1e300, 2.0**62 / 1e9])
+def test_a_deadline_never_reached_is_none_not_an_overflow(far):
+    """Stop 58's fuzz finding: a time limit of 2**63 - 1 s overflowed the kernels' int64
+    nanoseconds (``OverflowError``), 1e300 s became an infinite integer. A deadline that
+    far is no deadline (-1) in every form a kernel gets it, and a compiled kernel runs
+    under it to its end; a nearer one stays a deadline (the referee)."""
+    import array
+
+    from coalloc.loadshare import _gapls
+    from coalloc.loadshare.gap.tabu import TabuPlan
+
+    when = time.perf_counter() + far
+    assert interrupt.kernel_deadline(when).ns == -1
+    assert interrupt.KernelDeadline(int(min(far * 1e9, 1e30))).ns == -1
+    with interrupt.until(when):
+        assert interrupt.deadline_ns() == -1
+        assert interrupt.kernel_deadline().ns == -1
+        assert interrupt.kernel_deadline(when).ns == -1
+    with interrupt.Scope(timeout=far):
+        dl = interrupt.kernel_deadline(when)
+        assert dl.ns == -1
+    near = time.perf_counter() + 3600
+    assert 0 < interrupt.kernel_deadline(near).ns <= int(near * 1e9) + 1
+    with interrupt.until(near):
+        assert interrupt.kernel_deadline(when).ns == interrupt.deadline_ns() + 1 > 0
+    cost, weight, cap, assign, m, n = _gap_case()
+    state = _tabu_state(assign, m, n)
+    _gapls.tabu_search(cost, weight, cap, state, TabuPlan(0))
+    dl = interrupt.KernelDeadline(int(min(far * 1e9, 1e30)), array.array("i", [0]))
+    assert _gapls.tabu_search(cost, weight, cap, state, TabuPlan(50, deadline=dl)) == 50
+    # a thread's wait as long: capped below the lock's maximum instead of raising
+    done = threading.Event()
+    done.set()
+    assert done.wait(interrupt.wait_seconds(far))
+
+
 def test_a_scope_raises_its_own_error_after_a_stop_by_the_struct():
     """Inside a scope, a stop by the struct raises the scope's error (its check() is asked
     for it after the stop): the error a cancel names, TimeoutError past its deadline."""

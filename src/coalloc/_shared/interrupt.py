@@ -279,7 +279,40 @@ def deadline_ns() -> int:
                 best = when
         todo.append(scope.parent)
         todo.append(scope._outer)
-    return -1 if best is None else int(best * 1e9)
+    return -1 if best is None else _ns(best)
+
+
+#: The latest instant a deadline can name, in nanoseconds (the C struct's ``int64_t``, with
+#: room for the rounding up): a later one (a time limit of 1e300 s, 2**63 s) is never
+#: reached, so it is no deadline at all, not an overflow.
+_LATEST_NS = 2**62
+
+
+def _ns(when: float) -> int:
+    """``when`` (seconds of the monotonic clock) in nanoseconds; -1 (none) past
+    :data:`_LATEST_NS`, where it could never pass."""
+    when = float(when) * 1e9
+    return int(when) if when < _LATEST_NS else -1
+
+
+#: The longest a thread join or event wait is asked to wait, in seconds (about 31 years): a
+#: lock's wait past ``threading.TIMEOUT_MAX`` (about 292 years) raises ``OverflowError``,
+#: and a time limit of 1e300 s must wait as long as one that is never reached, not fail.
+LONGEST_WAIT = 1e9
+
+
+def wait_seconds(seconds: Optional[float]) -> Optional[float]:
+    """``seconds`` as a timeout a thread's ``join`` or an event's ``wait`` takes: never
+    below 0, never above :data:`LONGEST_WAIT` (None, no timeout, stays None).
+
+    Examples
+    --------
+    >>> wait_seconds(1e300), wait_seconds(-2.0), wait_seconds(0.5), wait_seconds(None)
+    (1000000000.0, 0.0, 0.5, None)
+    """
+    if seconds is None:
+        return None
+    return min(max(0.0, float(seconds)), LONGEST_WAIT)
 
 
 class KernelDeadline:
@@ -302,7 +335,8 @@ class KernelDeadline:
     __slots__ = ("ns", "cancel_addr", "flag")
 
     def __init__(self, ns: int = -1, flag: Optional[array.array] = None) -> None:
-        self.ns = int(ns)
+        ns = int(ns)
+        self.ns = ns if ns < _LATEST_NS else -1  # never reached: none (the C struct's int64_t)
         self.flag = flag
         self.cancel_addr = 0 if flag is None else flag.buffer_info()[0]
 
@@ -377,8 +411,10 @@ def kernel_deadline(when: Optional[float] = None) -> KernelDeadline:
     if ns >= 0:
         ns += 1  # rounded up: a kernel never stops before Python agrees the instant passed
     if when is not None:
-        own = int(float(when) * 1e9) + 1
-        ns = own if ns < 0 else min(ns, own)
+        own = _ns(when)
+        if own >= 0:
+            own += 1
+            ns = own if ns < 0 else min(ns, own)
     return KernelDeadline(ns, None if scope is None else _chain_flag(scope))
 
 

@@ -47,6 +47,8 @@ import time
 from types import ModuleType
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
+from . import interrupt
+
 __all__ = ["IMPORT_SECONDS", "import_by", "import_in_budget", "installed", "load_by", "loaded",
            "on_return", "pending", "ready_on_return", "start", "start_on_return"]  # fmt: skip
 
@@ -293,7 +295,7 @@ def _wait(thread: threading.Thread, until: Optional[float], poll: Optional[Calla
         if left is not None and left <= 0:
             return
         if poll is None:
-            thread.join(left)
+            thread.join(interrupt.wait_seconds(left))
             return
         thread.join(0.05 if left is None else min(0.05, left))
         poll()
