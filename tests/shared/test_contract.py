@@ -531,6 +531,28 @@ def test_untimed_result_reproduces(kind, case, method):
     assert got[0] == got[1], f"{kind}/{case}/{method}: {got[0]} then {got[1]}"
 
 
+#: Time limits that are never reached: past the C kernels' int64 nanoseconds (2**63 s, the
+#: fuzzer's stop 58 finding was an OverflowError on 9223372036854775807), past a float's
+#: nanoseconds (1e300 s), and a plain large one.
+ASTRONOMICAL = (9223372036854775807, 1e300, 1e12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "kind, case, method", [p for p in _repeat_params() if is_exact(*p.values[::2])]
+)
+def test_a_limit_never_reached_gives_the_untimed_answer(kind, case, method):
+    """However large the limit (an int past 64 bits of nanoseconds, 1e300 s), an exact
+    method runs as if untimed: the untimed status, objective and bound, never an overflow.
+    (A heuristic's anytime search spends whatever time it is given, so only the exact
+    methods, which stop at their proof, can be held to the untimed answer.)"""
+    first = solved(kind, case, method, "untimed")
+    for limit in ASTRONOMICAL:
+        again = _run(instance(kind, case), method, limit)
+        got = [(r.status, r.objective, r.bound) for r in (first, again)]
+        assert got[0] == got[1], f"{kind}/{case}/{method} at {limit!r}: {got[1]} not {got[0]}"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kind, case", [(k, c) for k in KINDS for c in CASES.get(k, {})])
 def test_no_answer_beats_a_proven_optimum(kind, case):

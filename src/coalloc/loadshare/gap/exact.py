@@ -16,6 +16,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..._shared import interrupt
 from ..._shared.result import relative_gap, settle
 from ..result import GapResult
 from ..verify import verify_gap
@@ -24,11 +25,17 @@ from .model import GapCall, objective, objective_of
 from .solver import Outcome, SolverThread, solver_outcome
 
 __all__ = ["solve_exact", "solve_portfolio", "portfolio_start", "HINT_SHARE",
-           "PORTFOLIO_PAIRS", "UNTIMED_WORK"]
+           "HINT_MAX_SECONDS", "PORTFOLIO_PAIRS", "UNTIMED_WORK"]
 
 #: The share of an exact call's time limit after which the solver starts beside the
 #: heuristic (from the heuristic's best assignment at that moment).
 HINT_SHARE = 0.25
+#: ... and at most this many seconds after the call's start: under a long limit the solver
+#: no longer waits a quarter of it (at T = 100 s a 10 x 60 instance that the untimed exact
+#: method proves in 0.45 s took 25 s; at T = 1e300 s it never started). 2.5 s is a quarter
+#: of the 10 s every published timed figure used, so no measured limit of 10 s or less
+#: starts later or earlier than before.
+HINT_MAX_SECONDS = 2.5
 #: The timed exact method starts its solver only when the solver's import (when not yet
 #: imported) and model building, estimated from the instance's size, take at most
 #: ``_SOLVER_FIT`` of the time the solver would have: on 80 x 1600 (128,000 pairs) the
@@ -478,10 +485,16 @@ class _Timed:
         # (to 0.3 and 0.6 of the allowance, not 0.5 and 0.8 as before h50gap: under a load
         # of 7 the joins themselves came back 0.02-0.04 s late, waiting for the GIL, and the
         # result's building after them needs the rest)
-        thread.join(max(0.0, call.t0 + call.limit + _JOIN_AT * grace - time.perf_counter()))
+        thread.join(
+            interrupt.wait_seconds(call.t0 + call.limit + _JOIN_AT * grace - time.perf_counter())
+        )
         if thread.is_alive():  # past the limit: stop it, wait a little more
             thread.scope.cancel()
-            thread.join(max(0.0, call.t0 + call.limit + _JOIN_LAST * grace - time.perf_counter()))
+            thread.join(
+                interrupt.wait_seconds(
+                    call.t0 + call.limit + _JOIN_LAST * grace - time.perf_counter()
+                )
+            )
         # the outcome once set (the thread sets it before ``halt`` and only then ends): a
         # thread still alive past the joins kept its proof and answer before h59gap only if
         # it had also ended, and a search it had halted before its first feasible
@@ -500,11 +513,11 @@ class _Timed:
             until = min(until, time.perf_counter() + _STOP_AFTER_PROOF)
         threads = [self.worker] if self.worker is not None else []
         for thread in threads:  # the solver's thread first: then the searches it left
-            thread.join(max(0.0, until - time.perf_counter()))
+            thread.join(interrupt.wait_seconds(until - time.perf_counter()))
         threads += [t for t in threading.enumerate()
                     if t.name == _SEARCH_THREAD and t.ident not in self.before]  # fmt: skip
         for thread in threads[1:]:
-            thread.join(max(0.0, until - time.perf_counter()))
+            thread.join(interrupt.wait_seconds(until - time.perf_counter()))
         return sum(t.is_alive() for t in threads)
 
     def run(self, iterations: Optional[int], hint: bool) -> GapResult:
@@ -513,7 +526,7 @@ class _Timed:
             self.before = {t.ident for t in threading.enumerate()}
         heur = None
         t_hint = 0.0
-        self.start_at = call.t0 + (HINT_SHARE * call.limit if hint else 0.0)
+        self.start_at = call.t0 + (min(HINT_SHARE * call.limit, HINT_MAX_SECONDS) if hint else 0.0)
         self.skipped = self.skipped or self.off
         if not hint or (self.cold and call.limit >= PORTFOLIO_COLD_FROM):
             if hint and not self.fits_in_time():

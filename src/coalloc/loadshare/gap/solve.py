@@ -60,7 +60,8 @@ def solve_gap(
         optimal); the LP relaxation, which cannot be interrupted, is solved only when its
         budget (2.5e-5 s per pair) fits 0.4 of the limit. Exact: the heuristic runs for the
         whole limit exactly as the heuristic method would, and from a quarter of the limit
-        on (``HINT_SHARE``) the solver runs beside it in a second thread, started from the
+        on (``HINT_SHARE``; at most 2.5 s, ``HINT_MAX_SECONDS``, into a longer limit) the
+        solver runs beside it in a second thread, started from the
         heuristic's best assignment at that moment (importing the solver and building its
         model count); the better answer of the two is returned, so the exact method at a
         limit is never worse than the heuristic at that limit, and a proof from either
