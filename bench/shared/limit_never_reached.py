@@ -14,7 +14,7 @@ Two parts, on the cases of ``tests/shared/test_contract.py`` (every family, ever
 
 Run from the repository root::
 
-    PYTHONPATH=src:. python -m bench.shared.limit_never_reached [--part probe|gap|both]
+    PYTHONPATH=src:. python -m bench.shared.limit_never_reached [--part probe|gap|both] [--quiet]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import os
 import time
 from typing import Any, Optional
 
+from bench.shared._progress import add_quiet, bar, say
 from tests.shared import test_contract as tc
 
 
@@ -60,17 +61,16 @@ def _call(kind: str, case: str, method: str, limit: Optional[float], wait: float
 def probe(limits: list, wait: float) -> int:
     """Every method of every case under each limit; the number of calls that raised."""
     errors = 0
-    for param in tc._repeat_params():
-        kind, case, method = param.values
-        if case != next(iter(tc.CASES[kind])):  # one case a family: the first
-            continue
-        for limit in limits:
-            w = 2 * wait if tc.is_exact(kind, method) else wait
-            out = _call(kind, case, method, limit, w)
-            errors += out[0] == "ERR"
-            print(f"{kind:10s} {case:12s} {method:14s} {limit!r:>22}  {out[0]} {out[1] or ''}",
-                  flush=True)  # fmt: skip
-    print(f"probe: {errors} calls raised")
+    calls = [(kind, case, method, limit)
+             for kind, case, method in (p.values for p in tc._repeat_params())
+             if case == next(iter(tc.CASES[kind]))  # one case a family: the first
+             for limit in limits]  # fmt: skip
+    for kind, case, method, limit in bar(calls, desc="probe"):
+        w = 2 * wait if tc.is_exact(kind, method) else wait
+        out = _call(kind, case, method, limit, w)
+        errors += out[0] == "ERR"
+        say(f"{kind:10s} {case:12s} {method:14s} {limit!r:>22}  {out[0]} {out[1] or ''}")
+    say(f"probe: {errors} of {len(calls)} calls raised")
     return errors
 
 
@@ -79,12 +79,12 @@ def gap(limit: float) -> None:
     print(f"| instance | untimed | T = {limit:g} s, a quarter (before) "
           f"| T = {limit:g} s, capped (now) |")  # fmt: skip
     print("|---|---|---|---|")
-    for case in tc.CASES["gap"]:
+    for case in bar(list(tc.CASES["gap"]), desc="gap"):
         untimed = _call("gap", case, "exact", None, 600)
         before = _call("gap", case, "exact", limit, 2 * limit, hint_max=float("inf"))
         now = _call("gap", case, "exact", limit, 2 * limit)
         cells = [f"{o[3]} s ({o[1]} {o[2]})" for o in (untimed, before, now)]
-        print(f"| {case} | " + " | ".join(cells) + " |", flush=True)
+        say(f"| {case} | " + " | ".join(cells) + " |")
 
 
 def main(argv: Optional[list] = None) -> int:
@@ -93,6 +93,7 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--limits", type=float, nargs="+", default=[9223372036854775807, 1e300])
     ap.add_argument("--wait", type=float, default=2.5)
     ap.add_argument("--gap-limit", type=float, default=100.0)
+    add_quiet(ap)
     args = ap.parse_args(argv)
     print(f"load average {os.getloadavg()}")
     errors = probe(args.limits, args.wait) if args.part in ("probe", "both") else 0
