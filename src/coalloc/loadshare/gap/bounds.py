@@ -1,6 +1,7 @@
 """Bounds and proofs of the GAP: the LP relaxation (its bound, its solution and reduced
 costs, with a wall-clock cap), the count bound, the cheap proofs that no assignment exists,
-and the safe rounding of a bound computed in floating point."""
+the checked certificate of an infeasible LP relaxation, and the safe rounding of a bound
+computed in floating point."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ __all__ = [
     "LpTimedOut",
     "proof_of_infeasibility",
     "integral_bound",
+    "capacity_certificate",
+    "certificate_excess",
 ]
 
 
@@ -258,3 +261,139 @@ def integral_bound(value: float, sense: str, integral: bool) -> float:
         return float(math.ceil(value - slack)) if sense == "min" else float(
             math.floor(value + slack))  # fmt: skip
     return value - slack if sense == "min" else value + slack
+
+
+#: The relative margin by which a capacity certificate's left side must exceed its right
+#: side (:func:`certificate_excess`): every term of both sums is a product of non-negative
+#: floats, so their rounding error is below ``(m + n)`` units in the last place of the
+#: sum, far inside 1e-9 for any instance that fits in memory.
+CERTIFICATE_MARGIN = 1e-9
+
+
+def certificate_excess(instance: GapInstance, v: np.ndarray) -> float:
+    """How far the multipliers ``v`` prove that no assignment of every item exists:
+    ``sum_j min_i v_i w_ij - sum_i v_i b_i`` (the minimum over the agents item ``j``
+    fits), when it exceeds ``CERTIFICATE_MARGIN`` of the right side, else 0.
+
+    Any assignment of every item keeps ``sum_i v_i load_i <= sum_i v_i b_i`` for
+    ``v >= 0``, and its left side is at least ``sum_j min_i v_i w_ij``: a positive excess
+    is a proof, checked here in O(m n) from the instance alone, whoever computed ``v``
+    (with ``v`` all ones it is the volume bound).
+
+    Parameters
+    ----------
+    instance : GapInstance
+    v : ndarray of float, shape (m,)
+        Non-negative multipliers on the agents' capacities.
+
+    Returns
+    -------
+    float
+        The excess (0.0: ``v`` proves nothing).
+
+    Examples
+    --------
+    >>> from coalloc.loadshare import GapInstance
+    >>> inst = GapInstance([[1, 1, 1], [1, 1, 1]], [[2, 3, 4], [4, 1, 3]], [5, 2])
+    >>> certificate_excess(inst, np.array([1.0, 1.0]))  # the volume bound: 2 + 1 + 4 <= 7
+    0.0
+    >>> certificate_excess(inst, np.array([1.0, 0.0]))  # items 0 and 2 fit agent 0 only
+    1.0
+    """
+    v = np.asarray(v, dtype=np.float64)
+    if instance.n == 0 or v.shape != (instance.m,) or not np.all(np.isfinite(v)) \
+            or np.any(v < 0):  # fmt: skip
+        return 0.0
+    w = instance.weight.astype(np.float64)
+    fits = instance.weight <= instance.capacity[:, None]
+    if not np.all(fits.any(axis=0)):
+        return 0.0  # an item that fits no agent: a proof of its own, not this one
+    lhs = float(np.where(fits, v[:, None] * w, np.inf).min(axis=0).sum())
+    rhs = float(v @ instance.capacity.astype(np.float64))
+    excess = lhs - rhs
+    return excess if lhs > 0 and excess > CERTIFICATE_MARGIN * rhs else 0.0
+
+
+def capacity_certificate(instance: GapInstance, until: Optional[float] = None
+                         ) -> Optional[np.ndarray]:  # fmt: skip
+    """Multipliers ``v >= 0`` on the agents' capacities that prove no assignment of every
+    item exists (:func:`certificate_excess` positive), or None.
+
+    The Farkas certificate of an infeasible LP relaxation, found by HiGHS as the optimum
+    of ``max sum_j t_j - sum_i v_i b_i`` subject to ``t_j <= v_i w_ij`` on the pairs where
+    the item fits, ``sum_i v_i b_i = 1``, ``v >= 0`` (positive exactly when the relaxation
+    is infeasible), then checked by :func:`certificate_excess` from the instance alone: a
+    numerical failure of the LP cannot fake it.
+
+    Parameters
+    ----------
+    instance : GapInstance
+    until : float, optional
+        A :func:`time.perf_counter` value at which HiGHS is stopped (None: no cap).
+
+    Returns
+    -------
+    ndarray of float, shape (m,), or None
+        The multipliers, scaled so that ``sum_i v_i b_i = 1``; None when the LP is
+        feasible, when HiGHS was stopped or failed, or when the check does not pass.
+    """
+    m, n = instance.m, instance.n
+    fits = instance.weight <= instance.capacity[:, None]
+    if n == 0 or m == 0 or not np.all(fits.any(axis=0)):
+        return None
+    cap = instance.capacity.astype(np.float64)
+    if not np.any(cap > 0):
+        return None
+    ii, jj = np.nonzero(fits)
+    k = ii.shape[0]
+    import highspy
+
+    from ..._shared.milp.highs import quiet_highs
+
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = m + n, k + 1
+    # columns v_1..v_m, then t_1..t_n; minimise sum_i v_i b_i - sum_j t_j
+    lp.col_cost_ = np.concatenate([cap, -np.ones(n)])
+    lp.col_lower_ = np.concatenate([np.zeros(m), np.full(n, -inf)])
+    lp.col_upper_ = np.full(m + n, inf)
+    lp.row_lower_ = np.concatenate([np.full(k, -inf), [1.0]])
+    lp.row_upper_ = np.concatenate([np.zeros(k), [1.0]])
+    # column v_i: -w_ij in row p of each of its pairs, b_i in the last row; column t_j: 1
+    # in each of its pairs' rows (pairs are in row-major order: agent i's rows contiguous)
+    rows_v = np.arange(k, dtype=np.int32)
+    count_v = np.bincount(ii, minlength=m)
+    order_t = np.argsort(jj, kind="stable").astype(np.int32)
+    count_t = np.bincount(jj, minlength=n)
+    index = np.empty(2 * k + m, dtype=np.int32)
+    value = np.empty(2 * k + m)
+    start = np.zeros(m + n + 1, dtype=np.int32)
+    start[1:m + 1] = np.cumsum(count_v + 1)
+    start[m + 1:] = start[m] + np.cumsum(count_t)
+    for i in range(m):  # m columns, each its pairs and the normalising row
+        a, c = start[i], count_v[i]
+        lo = int(start[i] - i)  # the pairs before agent i
+        index[a:a + c] = rows_v[lo:lo + c]
+        value[a:a + c] = -instance.weight[i, jj[lo:lo + c]]
+        index[a + c], value[a + c] = k, cap[i]
+    index[start[m]:] = order_t
+    value[start[m]:] = 1.0
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = start
+    lp.a_matrix_.index_ = index
+    lp.a_matrix_.value_ = value
+    lp.sense_ = highspy.ObjSense.kMinimize
+    h = quiet_highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    if until is not None:
+        left = until - time.perf_counter()
+        if left <= 0:
+            return None
+        h.setOptionValue("time_limit", max(left, 1e-3))
+    h.passModel(lp)
+    h.run()
+    if str(h.getModelStatus()).rpartition(".")[2] != "kOptimal":
+        return None
+    v = np.clip(np.asarray(h.getSolution().col_value[:m], dtype=np.float64), 0.0, None)
+    return v if certificate_excess(instance, v) > 0 else None
