@@ -8,8 +8,9 @@ Every item goes to exactly one agent (``assign_all=True``) or to at most one
 * :func:`read_gap` / :func:`write_gap`: the OR-Library format (module docstring of
   :mod:`coalloc.loadshare.io` and ``coalloc docs loadshare``).
 * :func:`solve_gap`: ``method="portfolio"`` (the default: the heuristic with CP-SAT beside
-  it, or after it under a work cap, on instances of at most ``PORTFOLIO_PAIRS`` pairs; the
-  heuristic alone above), ``"exact"`` (CP-SAT or HiGHS on the shared runner: proven
+  it, or after it under a work cap, on instances of at most ``PORTFOLIO_PAIRS`` pairs,
+  and beside it on larger ones under limits of ``PORTFOLIO_LARGE_FROM`` seconds or more;
+  the heuristic alone otherwise), ``"exact"`` (CP-SAT or HiGHS on the shared runner: proven
   optimum, bound, gap; started from the heuristic and never worse than it) or
   ``"heuristic"`` (alone), anytime: the rounded LP relaxation (or a greedy on the Lagrangian
   relaxation's reduced costs) as the start, then a resumable compiled tabu search over

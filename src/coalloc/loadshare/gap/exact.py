@@ -25,7 +25,7 @@ from .model import GapCall, objective, objective_of
 from .solver import Outcome, SolverThread, solver_outcome
 
 __all__ = ["solve_exact", "solve_portfolio", "portfolio_start", "HINT_SHARE",
-           "HINT_MAX_SECONDS", "PORTFOLIO_PAIRS", "UNTIMED_WORK"]
+           "HINT_MAX_SECONDS", "PORTFOLIO_PAIRS", "PORTFOLIO_LARGE_FROM", "UNTIMED_WORK"]
 
 #: The share of an exact call's time limit after which the solver starts beside the
 #: heuristic (from the heuristic's best assignment at that moment).
@@ -48,6 +48,19 @@ _SOLVER_SECONDS_PER_PAIR, _SOLVER_IMPORT_SECONDS, _SOLVER_FIT = 4e-5, 0.5, 0.5
 #: ``bench/shared/CONTRACT_AUDIT.md`` (GAP default section): on 10 x 80 (800 pairs) the
 #: heuristic alone lost to the exact method at 0.05 and 0.5 s.
 PORTFOLIO_PAIRS = 2000
+#: ... and on a larger instance, when the limit is at least this many seconds (None: never,
+#: the heuristic alone as before): the timed exact method's schedule (CP-SAT from the
+#: search's best at ``HINT_SHARE`` of the limit, at most ``HINT_MAX_SECONDS`` in, when its
+#: model fits the time, ``_SOLVER_FIT``; from the search's first feasible assignment with
+#: ``PORTFOLIO_LARGE_EARLY``), the better answer and the tighter bound kept. Measured
+#: (bench/loadshare/ISSUE40.md, "the default on larger instances"): the audit's heavy
+#: 20 x 200 (4,000 pairs) at 2-10 s, the default's search alone stuck 0.1-0.9 % above the
+#: optimum without a proof, where ``exact`` proved it in 0.75-3.75 s; on Chu-Beasley c/d
+#: 20 x 200 and Yagiura c/d/e 20 x 400 at 5 s, the two within the seeds' spread. Not below
+#: 2 s: at 1 s the 4,000-pair instances gained nothing measurable, and a short call's
+#: CPU is what the search lacks under load.
+PORTFOLIO_LARGE_FROM: Optional[float] = 2.0
+PORTFOLIO_LARGE_EARLY = False
 #: The untimed default on a small instance (``PORTFOLIO_PAIRS``) runs CP-SAT after the
 #: heuristic, from its assignment, for at most this many of CP-SAT's deterministic seconds
 #: (``max_deterministic_time``, one worker, the call's seed). A count, not a clock: the
@@ -212,6 +225,8 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
     inner = call.with_params(solver=solver, threads=PORTFOLIO_WORKERS)
     inst = call.instance
     when = portfolio_start(call.limit, int(np.count_nonzero(inst.weight <= inst.capacity[:, None])))
+    if inst.m * inst.n > PORTFOLIO_PAIRS:  # a large instance at a long limit (solve_gap)
+        when = "large"
     if when == "off":  # the heuristic alone: the very call ``method="heuristic"`` makes
         heur = settle(solve_heuristic(call, iterations, True))
         res = _combine(inner, None, heur, time.perf_counter() - call.t0, started=False)
@@ -220,7 +235,9 @@ def solve_portfolio(call: GapCall, iterations: Optional[int]) -> GapResult:
         res.iterations["solver_started"] = 0
         return _as_portfolio(res, heur, call, params, solver, "beside it")
     timed = _Timed(inner, solver, PORTFOLIO_WORKERS)
-    timed.early = True  # a small instance: CP-SAT from the first feasible assignment on
+    # a small instance: CP-SAT from the first feasible assignment on; a large one: from
+    # the exact method's start (PORTFOLIO_LARGE_FROM)
+    timed.early = when != "large" or PORTFOLIO_LARGE_EARLY
     timed.cold = when == "cold"  # or CP-SAT first, from nothing, the heuristic beside it
     timed.off = when == "off"  # or the heuristic alone (a short limit, a larger instance)
     if when == "handoff":  # or the search alone to a feasible assignment, then the solver

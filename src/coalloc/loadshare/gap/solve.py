@@ -12,6 +12,7 @@ from ..._shared.params import choice
 from ..._shared.result import settle
 from ..._shared.seeding import resolve_seed
 from ..result import GapResult
+from . import exact as _exact
 from .exact import PORTFOLIO_PAIRS, solve_exact, solve_portfolio
 from .heuristic import solve_heuristic
 from .model import GapCall, GapInstance
@@ -79,7 +80,9 @@ def solve_gap(
         with one worker, the seed and a work cap counted, not clocked (``UNTIMED_WORK``
         = 0.25 of CP-SAT's deterministic seconds, ``params["work_limit"]``), so that the
         answer and the bound are the same on any machine and load. Larger instances run
-        the heuristic alone.
+        as the timed exact method under a limit of ``PORTFOLIO_LARGE_FROM`` (2 s) or more
+        (CP-SAT from the search's best at a quarter of the limit, when its model fits the
+        time; ``params["portfolio"]`` True), the heuristic alone otherwise.
     seed : int, optional
     solver : {"cpsat", "highs", "cbc"}, default "cpsat"
         The exact method's integer-programming solver (non-integer costs: HiGHS is used
@@ -134,7 +137,8 @@ def solve_gap(
         bound), ``feasible`` for an assignment without that proof from a method that ended
         by itself, ``time_limit`` when the limit ended the method (with the best
         assignment found, when there is one: ``has_solution``), ``infeasible`` only with a
-        proof (the solver's, the LP relaxation's, an item that fits no agent, or the
+        proof (the solver's, the LP relaxation's with its Farkas certificate checked against
+        the instance, said at once without a search, an item that fits no agent, or the
         count bound: the most items each agent can hold, its lightest ones, sum to fewer
         than the items), ``no_solution`` when the heuristic ended by itself without an
         assignment or a proof, ``error``.
@@ -171,13 +175,22 @@ def solve_gap(
     call = GapCall(instance, sense, assign_all, limit, seed, params, t0, relink, cycles)
     if method == "exact":
         res = solve_exact(call, solver, threads, iterations, hint)
-    elif (method == "portfolio" and with_bound and instance.m * instance.n <= PORTFOLIO_PAIRS
-          and _has_cpsat()):  # fmt: skip
-        res = solve_portfolio(call, iterations)  # small: the solver beside it (or after it)
+    elif method == "portfolio" and with_bound and _portfolio_fits(instance, limit) and _has_cpsat():
+        res = solve_portfolio(call, iterations)  # the solver beside it (or after it)
     else:
         res = solve_heuristic(call, iterations, with_bound)
         res.method = method  # "portfolio" past its size: the heuristic alone, named as asked
     return settle(res)
+
+
+def _portfolio_fits(instance: GapInstance, limit: Optional[float]) -> bool:
+    """Whether the default runs its portfolio (a solver beside or after the search): on a
+    small instance (``PORTFOLIO_PAIRS``), or under a limit of ``PORTFOLIO_LARGE_FROM`` or
+    more; else the heuristic alone."""
+    if instance.m * instance.n <= PORTFOLIO_PAIRS:
+        return True
+    large_from = _exact.PORTFOLIO_LARGE_FROM
+    return limit is not None and large_from is not None and limit >= large_from
 
 
 def _has_cpsat() -> bool:
