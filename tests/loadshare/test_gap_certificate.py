@@ -118,3 +118,19 @@ def test_a_feasible_instance_is_untouched(monkeypatch):
     assert bounds.capacity_certificate(inst) is None
     res = solve_gap(inst, "heuristic", seed=2)
     assert res.has_solution and verify_gap(inst, res.assignment).ok
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_the_explanations_oracle_proves_a_set_by_the_certificate(infeasible, monkeypatch, on):
+    """The conflict search's oracle (``explain._Oracle``) proves the whole item set
+    infeasible by the certificate, before CP-SAT is asked; off, CP-SAT or HiGHS does."""
+    import time
+
+    from coalloc.loadshare import explain
+
+    monkeypatch.setattr(explain, "LP_CERTIFICATE", on)
+    oracle = explain._Oracle(infeasible.weight, infeasible.capacity, time.monotonic() + 30)
+    items = list(range(infeasible.n))
+    assert oracle(items) is False
+    proof = oracle.certificates[tuple(items)]
+    assert (proof == "capacity weights") == on

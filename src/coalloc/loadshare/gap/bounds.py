@@ -22,6 +22,8 @@ __all__ = [
     "integral_bound",
     "capacity_certificate",
     "certificate_excess",
+    "weights_certificate",
+    "weights_excess",
 ]
 
 
@@ -300,16 +302,21 @@ def certificate_excess(instance: GapInstance, v: np.ndarray) -> float:
     >>> certificate_excess(inst, np.array([1.0, 0.0]))  # items 0 and 2 fit agent 0 only
     1.0
     """
+    return weights_excess(instance.weight, instance.capacity, v)
+
+
+def weights_excess(weight: np.ndarray, capacity: np.ndarray, v: np.ndarray) -> float:
+    """:func:`certificate_excess` on the arrays: ``weight`` (m, n) and ``capacity`` (m,),
+    non-negative integers."""
     v = np.asarray(v, dtype=np.float64)
-    if instance.n == 0 or v.shape != (instance.m,) or not np.all(np.isfinite(v)) \
-            or np.any(v < 0):  # fmt: skip
+    m, n = weight.shape
+    if n == 0 or v.shape != (m,) or not np.all(np.isfinite(v)) or np.any(v < 0):
         return 0.0
-    w = instance.weight.astype(np.float64)
-    fits = instance.weight <= instance.capacity[:, None]
+    fits = weight <= capacity[:, None]
     if not np.all(fits.any(axis=0)):
         return 0.0  # an item that fits no agent: a proof of its own, not this one
-    lhs = float(np.where(fits, v[:, None] * w, np.inf).min(axis=0).sum())
-    rhs = float(v @ instance.capacity.astype(np.float64))
+    lhs = float(np.where(fits, v[:, None] * weight.astype(np.float64), np.inf).min(axis=0).sum())
+    rhs = float(v @ capacity.astype(np.float64))
     excess = lhs - rhs
     return excess if lhs > 0 and excess > CERTIFICATE_MARGIN * rhs else 0.0
 
@@ -337,11 +344,18 @@ def capacity_certificate(instance: GapInstance, until: Optional[float] = None
         The multipliers, scaled so that ``sum_i v_i b_i = 1``; None when the LP is
         feasible, when HiGHS was stopped or failed, or when the check does not pass.
     """
-    m, n = instance.m, instance.n
-    fits = instance.weight <= instance.capacity[:, None]
+    return weights_certificate(instance.weight, instance.capacity, until)
+
+
+def weights_certificate(weight: np.ndarray, capacity: np.ndarray,
+                        until: Optional[float] = None) -> Optional[np.ndarray]:  # fmt: skip
+    """:func:`capacity_certificate` on the arrays: ``weight`` (m, n) and ``capacity``
+    (m,), non-negative integers (the explanations' subsets of items)."""
+    m, n = weight.shape
+    fits = weight <= capacity[:, None]
     if n == 0 or m == 0 or not np.all(fits.any(axis=0)):
         return None
-    cap = instance.capacity.astype(np.float64)
+    cap = capacity.astype(np.float64)
     if not np.any(cap > 0):
         return None
     ii, jj = np.nonzero(fits)
@@ -374,7 +388,7 @@ def capacity_certificate(instance: GapInstance, until: Optional[float] = None
         a, c = start[i], count_v[i]
         lo = int(start[i] - i)  # the pairs before agent i
         index[a:a + c] = rows_v[lo:lo + c]
-        value[a:a + c] = -instance.weight[i, jj[lo:lo + c]]
+        value[a:a + c] = -weight[i, jj[lo:lo + c]]
         index[a + c], value[a + c] = k, cap[i]
     index[start[m]:] = order_t
     value[start[m]:] = 1.0
@@ -396,4 +410,4 @@ def capacity_certificate(instance: GapInstance, until: Optional[float] = None
     if str(h.getModelStatus()).rpartition(".")[2] != "kOptimal":
         return None
     v = np.clip(np.asarray(h.getSolution().col_value[:m], dtype=np.float64), 0.0, None)
-    return v if certificate_excess(instance, v) > 0 else None
+    return v if weights_excess(weight, capacity, v) > 0 else None
