@@ -278,7 +278,8 @@ def _call(inst: GapInstance, limit: float = 1.0):
 
 def test_which_sizes_and_limits_run_the_portfolio(monkeypatch) -> None:
     """The rule (``solve._portfolio_fits``): a small instance always; a larger one from
-    ``PORTFOLIO_LARGE_FROM`` seconds on, never untimed; None: never."""
+    ``PORTFOLIO_LARGE_FROM`` seconds and ``PORTFOLIO_LARGE_PER_PAIR`` a pair on, never
+    untimed; None: never."""
     from coalloc.loadshare.gap import exact, solve
 
     small, big = heavy(10, 80, 5), heavy(21, 100, 7)
@@ -289,6 +290,12 @@ def test_which_sizes_and_limits_run_the_portfolio(monkeypatch) -> None:
     assert not solve._portfolio_fits(big, None)
     assert not solve._portfolio_fits(big, at * 0.99)
     assert solve._portfolio_fits(big, at)
+    larger = heavy(30, 300, 1)  # 9,000 pairs: from 5e-4 s a pair
+    per_pair = exact.PORTFOLIO_LARGE_PER_PAIR * 9000
+    assert per_pair > at
+    assert not solve._portfolio_fits(larger, at)
+    assert not solve._portfolio_fits(larger, per_pair * 0.99)
+    assert solve._portfolio_fits(larger, per_pair)
     monkeypatch.setattr(exact, "PORTFOLIO_LARGE_FROM", None)
     assert not solve._portfolio_fits(big, 1e9)
 

@@ -60,6 +60,14 @@ PORTFOLIO_PAIRS = 2000
 #: 2 s: at 1 s the 4,000-pair instances gained nothing measurable, and a short call's
 #: CPU is what the search lacks under load.
 PORTFOLIO_LARGE_FROM: Optional[float] = 2.0
+#: ... and at least this many seconds per (agent, item) pair: on 4,500-16,000 pairs at 2 s
+#: CP-SAT's model (built holding the interpreter) and its thread proved nothing and cost
+#: the search 0.2-0.5 points (heavy 30 x 300: 1.89 % above the optimum against 1.39 %
+#: alone, median of three seeds, load 2-3), while from 5 s on 9,000 pairs and 10 s on
+#: 16,000 it proved the optimum in every call (bench/loadshare/large_default.py). So
+#: 4,000 pairs from 2 s, 9,000 from 4.5 s, 16,000 from 8 s, Yagiura's 20 x 1600 (32,000)
+#: from 16 s.
+PORTFOLIO_LARGE_PER_PAIR = 5e-4
 PORTFOLIO_LARGE_EARLY = False
 #: The untimed default on a small instance (``PORTFOLIO_PAIRS``) runs CP-SAT after the
 #: heuristic, from its assignment, for at most this many of CP-SAT's deterministic seconds

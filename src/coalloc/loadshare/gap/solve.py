@@ -80,7 +80,8 @@ def solve_gap(
         with one worker, the seed and a work cap counted, not clocked (``UNTIMED_WORK``
         = 0.25 of CP-SAT's deterministic seconds, ``params["work_limit"]``), so that the
         answer and the bound are the same on any machine and load. Larger instances run
-        as the timed exact method under a limit of ``PORTFOLIO_LARGE_FROM`` (2 s) or more
+        as the timed exact method under a limit of at least ``PORTFOLIO_LARGE_FROM``
+        (2 s) and ``PORTFOLIO_LARGE_PER_PAIR`` (5e-4 s) a pair, 4.5 s on 9,000 pairs
         (CP-SAT from the search's best at a quarter of the limit, when its model fits the
         time; ``params["portfolio"]`` True), the heuristic alone otherwise.
     seed : int, optional
@@ -185,12 +186,15 @@ def solve_gap(
 
 def _portfolio_fits(instance: GapInstance, limit: Optional[float]) -> bool:
     """Whether the default runs its portfolio (a solver beside or after the search): on a
-    small instance (``PORTFOLIO_PAIRS``), or under a limit of ``PORTFOLIO_LARGE_FROM`` or
-    more; else the heuristic alone."""
+    small instance (``PORTFOLIO_PAIRS``), or under a limit of at least
+    ``PORTFOLIO_LARGE_FROM`` seconds and ``PORTFOLIO_LARGE_PER_PAIR`` seconds a pair; else
+    the heuristic alone."""
     if instance.m * instance.n <= PORTFOLIO_PAIRS:
         return True
     large_from = _exact.PORTFOLIO_LARGE_FROM
-    return limit is not None and large_from is not None and limit >= large_from
+    if limit is None or large_from is None:
+        return False
+    return limit >= max(large_from, _exact.PORTFOLIO_LARGE_PER_PAIR * instance.m * instance.n)
 
 
 def _has_cpsat() -> bool:
