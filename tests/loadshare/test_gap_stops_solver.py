@@ -141,3 +141,31 @@ def test_a_proof_by_the_search_stops_the_solver_first(monkeypatch, on) -> None:
         assert alive == []
     else:
         assert alive
+
+
+def test_a_solver_still_stopping_is_joined_at_exit(monkeypatch) -> None:
+    """A solver thread that outlives the call's wait (asked to stop, still inside its
+    search) is handed to the interpreter's exit to be joined
+    (:func:`coalloc._shared.milp.supervise.join_at_exit`), not frozen where it stands:
+    frozen inside CP-SAT's C++ it aborted the process at exit ("terminate called without
+    an active exception", the contract audit's GAP run after the LP certificate made the
+    search's proofs come at once; h61)."""
+    from coalloc._shared.milp import supervise
+
+    monkeypatch.setattr(exact, "HINT_SHARE", 0.0)
+    inst = _proved_by_search()
+    monkeypatch.setattr(supervise, "_LET_GO_THREADS", set())
+    monkeypatch.setattr(supervise, "_LET_GO_EXIT", [True])  # no atexit hook from a test
+    pytest.importorskip("ortools.sat.python.cp_model")
+    monkeypatch.setattr(solver, "solver_outcome", _until_cancelled)
+    monkeypatch.setattr(exact, "_STOP_AFTER_PROOF", 0.0)  # the call does not wait
+    before = {t.ident for t in threading.enumerate()}
+    res = solve_gap(inst, time_limit=0.3, seed=0)
+    alive = _solver_threads(before)
+    handed = {t.name for t in supervise._LET_GO_THREADS if t.is_alive()}
+    for t in threading.enumerate():
+        if t.ident not in before and t.name in (exact._SEARCH_THREAD, "coalloc-gap-solver"):
+            t.join(5)
+    assert res.status == "optimal" and res.iterations["solver_started"] == 1
+    assert alive, "the stand-in's search should outlive a call that does not wait"
+    assert set(alive) <= handed

@@ -17,6 +17,7 @@ from typing import Optional
 import numpy as np
 
 from ..._shared import interrupt
+from ..._shared.milp.supervise import join_at_exit
 from ..._shared.result import relative_gap, settle
 from ..result import GapResult
 from ..verify import verify_gap
@@ -543,7 +544,10 @@ class _Timed:
                     if t.name == _SEARCH_THREAD and t.ident not in self.before]  # fmt: skip
         for thread in threads[1:]:
             thread.join(interrupt.wait_seconds(until - time.perf_counter()))
-        return sum(t.is_alive() for t in threads)
+        alive = [t for t in threads if t.is_alive()]
+        for thread in alive:  # (asked to stop) joined at the interpreter's exit, not frozen
+            join_at_exit(thread)  # inside CP-SAT: that aborted the process (h61)
+        return len(alive)
 
     def run(self, iterations: Optional[int], hint: bool) -> GapResult:
         call = self.call
