@@ -10,8 +10,6 @@ solved by SciPy (the untimed path), never the certificate's own LP.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 from bench.shared.audit_cases import gap_heavy
@@ -21,15 +19,12 @@ from hypothesis import strategies as st
 from coalloc.loadshare import GapInstance, solve_gap, verify_gap
 from coalloc.loadshare.gap import bounds, heuristic
 
+from .test_explain_repair import brute_fits
+
 
 def _feasible_by_brute_force(inst: GapInstance) -> bool:
     """Whether some assignment of every item keeps every capacity (m ** n tries)."""
-    for a in itertools.product(range(inst.m), repeat=inst.n):
-        load = np.zeros(inst.m, dtype=np.int64)
-        np.add.at(load, list(a), inst.weight[list(a), range(inst.n)])
-        if np.all(load <= inst.capacity):
-            return True
-    return False
+    return brute_fits(inst.weight, inst.capacity, list(range(inst.n)))
 
 
 @st.composite

@@ -111,7 +111,6 @@ def _highs_lp(c: np.ndarray, w: np.ndarray, ii: np.ndarray, jj: np.ndarray, m: i
     thread), the matrix built column by column (two entries a pair) without SciPy."""
     import highspy
 
-    from ..._shared.milp.highs import quiet_highs
 
     k = ii.shape[0]
     inf = highspy.kHighsInf
@@ -124,18 +123,11 @@ def _highs_lp(c: np.ndarray, w: np.ndarray, ii: np.ndarray, jj: np.ndarray, m: i
     lp.row_lower_ = np.concatenate([np.full(m, -inf), np.ones(n) if assign_all
                                     else np.full(n, -inf)])  # fmt: skip
     lp.row_upper_ = np.concatenate([np.clip(b, -inf, inf), np.ones(n)])
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = np.arange(0, 2 * k + 1, 2, dtype=np.int32)
     index = np.empty(2 * k, dtype=np.int32)
     index[0::2], index[1::2] = ii, m + jj
     value = np.empty(2 * k)
     value[0::2], value[1::2] = w, 1.0
-    lp.a_matrix_.index_ = index
-    lp.a_matrix_.value_ = value
-    lp.sense_ = highspy.ObjSense.kMinimize
-    h = quiet_highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
+    h = _minimising(lp, np.arange(0, 2 * k + 1, 2, dtype=np.int32), index, value)
     h.setOptionValue("simplex_strategy", 1)  # dual simplex, as linprog's "highs"
     for key, v in options.items():
         h.setOptionValue(key, v)
@@ -149,6 +141,25 @@ def _highs_lp(c: np.ndarray, w: np.ndarray, ii: np.ndarray, jj: np.ndarray, m: i
     dual = np.asarray(sol.row_dual, dtype=np.float64)
     x = np.asarray(sol.col_value, dtype=np.float64)
     return 0, float(h.getInfo().objective_function_value), x, dual[:m], dual[m:]
+
+
+def _minimising(lp: Any, start: np.ndarray, index: np.ndarray, value: np.ndarray) -> Any:
+    """A quiet one-thread ``highspy.Highs`` for ``lp`` (a ``HighsLp``, minimised) with its
+    matrix given column by column (``start``, ``index``, ``value``); the model not yet
+    passed."""
+    import highspy
+
+    from ..._shared.milp.highs import quiet_highs
+
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = start
+    lp.a_matrix_.index_ = index
+    lp.a_matrix_.value_ = value
+    lp.sense_ = highspy.ObjSense.kMinimize
+    h = quiet_highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    return h
 
 
 class LpTimedOut(Exception):
@@ -362,7 +373,6 @@ def weights_certificate(weight: np.ndarray, capacity: np.ndarray,
     k = ii.shape[0]
     import highspy
 
-    from ..._shared.milp.highs import quiet_highs
 
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()
@@ -392,14 +402,7 @@ def weights_certificate(weight: np.ndarray, capacity: np.ndarray,
         index[a + c], value[a + c] = k, cap[i]
     index[start[m]:] = order_t
     value[start[m]:] = 1.0
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = start
-    lp.a_matrix_.index_ = index
-    lp.a_matrix_.value_ = value
-    lp.sense_ = highspy.ObjSense.kMinimize
-    h = quiet_highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
+    h = _minimising(lp, start, index, value)
     if until is not None:
         left = until - time.perf_counter()
         if left <= 0:
