@@ -233,9 +233,9 @@ def _repair(weight: np.ndarray, capacity: np.ndarray, items: List[int],
 #: ``LP_CELLS`` agents x items, for at most ``LP_CAP`` seconds (:func:`.gap.bounds.
 #: weights_certificate`: weights on the capacities, checked against the set's weights; a
 #: proof a numerical failure cannot fake). While the LP relaxation of a set stays
-#: infeasible this proves it in milliseconds, where CP-SAT took tens to hundreds; the
-#: audit's infeasible heavy 20 x 200 (slack 1.2): see bench/loadshare/ISSUE40.md,
-#: "explanations with the LP's certificate". False: CP-SAT first, as before.
+#: infeasible this proves it in milliseconds, where CP-SAT took tens to hundreds; on the
+#: audit's kind of heavy infeasible instances the same conflicts came 0-17 % faster
+#: (bench/loadshare/ISSUE40.md, "(h61, lead)", section 1). False: CP-SAT first, as before.
 LP_CERTIFICATE = True
 LP_CELLS, LP_CAP = 50_000, 0.5
 #: The share of what is left (and the most seconds) CP-SAT gets to find a witness of a set

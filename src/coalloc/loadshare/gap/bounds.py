@@ -111,7 +111,6 @@ def _highs_lp(c: np.ndarray, w: np.ndarray, ii: np.ndarray, jj: np.ndarray, m: i
     thread), the matrix built column by column (two entries a pair) without SciPy."""
     import highspy
 
-
     k = ii.shape[0]
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()
@@ -372,7 +371,6 @@ def weights_certificate(weight: np.ndarray, capacity: np.ndarray,
     ii, jj = np.nonzero(fits)
     k = ii.shape[0]
     import highspy
-
 
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()
