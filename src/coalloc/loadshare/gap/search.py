@@ -628,7 +628,7 @@ class _Search(StartSteps, RestartSteps):
             # LP 34 ms median at a load of 9): the fallback's answer rather than none
             self.fallback(start, late=True)
         self.offer()  # the start in hand: a caller may start its solver beside the search
-        knobs = TabuKnobs.default(n)
+        knobs = TabuKnobs.default(n, self.weight[: self.inst.m])  # (_SCALED_FROM)
         m = self.inst.m
         correlated = (deadline is not None
                       and (_CORRELATED_TENURE > 0 or _CORRELATED_CORE_SHARE > 0
