@@ -149,23 +149,37 @@ def test_a_solver_still_stopping_is_joined_at_exit(monkeypatch) -> None:
     (:func:`coalloc._shared.milp.supervise.join_at_exit`), not frozen where it stands:
     frozen inside CP-SAT's C++ it aborted the process at exit ("terminate called without
     an active exception", the contract audit's GAP run after the LP certificate made the
-    search's proofs come at once; h61)."""
+    search's proofs come at once; h61). The stand-in's search runs until the test releases
+    it, so no clock decides whether it is still alive."""
     from coalloc._shared.milp import supervise
 
+    release = threading.Event()
+
+    def until_released(call, used, threads, hint, work_limit=None):
+        scope = interrupt.current()
+        threading.Thread(target=release.wait, args=(60,), name=exact._SEARCH_THREAD,
+                         daemon=True).start()  # fmt: skip
+        while not scope.cancelled:
+            time.sleep(0.002)
+        return _no_solution(call), used, 0.0
+
+    pytest.importorskip("ortools.sat.python.cp_model")
     monkeypatch.setattr(exact, "HINT_SHARE", 0.0)
-    inst = _proved_by_search()
     monkeypatch.setattr(supervise, "_LET_GO_THREADS", set())
     monkeypatch.setattr(supervise, "_LET_GO_EXIT", [True])  # no atexit hook from a test
-    pytest.importorskip("ortools.sat.python.cp_model")
-    monkeypatch.setattr(solver, "solver_outcome", _until_cancelled)
+    monkeypatch.setattr(solver, "solver_outcome", until_released)
     monkeypatch.setattr(exact, "_STOP_AFTER_PROOF", 0.0)  # the call does not wait
     before = {t.ident for t in threading.enumerate()}
-    res = solve_gap(inst, time_limit=0.3, seed=0)
-    alive = _solver_threads(before)
-    handed = {t.name for t in supervise._LET_GO_THREADS if t.is_alive()}
-    for t in threading.enumerate():
-        if t.ident not in before and t.name in (exact._SEARCH_THREAD, "coalloc-gap-solver"):
-            t.join(5)
+    try:
+        res = solve_gap(_proved_by_search(), time_limit=0.3, seed=0)
+        alive = [t for t in threading.enumerate() if t.ident not in before
+                 and t.name == exact._SEARCH_THREAD and t.is_alive()]  # fmt: skip
+        handed = set(supervise._LET_GO_THREADS)
+    finally:
+        release.set()
+        for t in threading.enumerate():
+            if t.ident not in before and t.name in (exact._SEARCH_THREAD, "coalloc-gap-solver"):
+                t.join(5)
     assert res.status == "optimal" and res.iterations["solver_started"] == 1
-    assert alive, "the stand-in's search should outlive a call that does not wait"
+    assert alive, "the stand-in's search runs until released"
     assert set(alive) <= handed
