@@ -153,15 +153,24 @@ def test_a_solver_still_stopping_is_joined_at_exit(monkeypatch) -> None:
     it, so no clock decides whether it is still alive."""
     from coalloc._shared.milp import supervise
 
-    release = threading.Event()
+    release, searching = threading.Event(), threading.Event()
 
     def until_released(call, used, threads, hint, work_limit=None):
         scope = interrupt.current()
         threading.Thread(target=release.wait, args=(60,), name=exact._SEARCH_THREAD,
                          daemon=True).start()  # fmt: skip
+        searching.set()
         while not scope.cancelled:
             time.sleep(0.002)
         return _no_solution(call), used, 0.0
+
+    real_start = exact._Timed.start
+
+    def start(self, assignment):  # the search goes on once the solver's search runs
+        real_start(self, assignment)
+        assert searching.wait(30)
+
+    monkeypatch.setattr(exact._Timed, "start", start)
 
     pytest.importorskip("ortools.sat.python.cp_model")
     monkeypatch.setattr(exact, "HINT_SHARE", 0.0)

@@ -538,13 +538,17 @@ class _Timed:
         if proved:
             until = min(until, time.perf_counter() + _STOP_AFTER_PROOF)
         threads = [self.worker] if self.worker is not None else []
+        starting = []
         for thread in threads:  # the solver's thread first: then the searches it left
             thread.join(interrupt.wait_seconds(until - time.perf_counter()))
         threads += [t for t in threading.enumerate()
                     if t.name == _SEARCH_THREAD and t.ident not in self.before]  # fmt: skip
         for thread in threads[1:]:
-            thread.join(interrupt.wait_seconds(until - time.perf_counter()))
-        alive = [t for t in threads if t.is_alive()]
+            try:
+                thread.join(interrupt.wait_seconds(until - time.perf_counter()))
+            except RuntimeError:  # still being started by the solver's thread: not
+                starting.append(thread)  # joinable yet (a race seen under pytest -n 2)
+        alive = [t for t in threads if t.is_alive()] + starting
         for thread in alive:  # (asked to stop) joined at the interpreter's exit, not frozen
             join_at_exit(thread)  # inside CP-SAT: that aborted the process (h61)
         return len(alive)
