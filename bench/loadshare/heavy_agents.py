@@ -28,6 +28,7 @@ import statistics
 import numpy as np
 
 from bench.loadshare.knob_ab import knob, run
+from bench.shared._progress import add_quiet, bar, say
 from bench.shared.audit_cases import _rng, gap_heavy
 from coalloc.loadshare import GapInstance, verify_gap
 from coalloc.loadshare.gap.bounds import lp_relaxation
@@ -101,7 +102,7 @@ def ab(which: str, limit, iterations, seeds) -> None:
     off = [knob("tabu._SCALED_FROM=1e300")]
     print("load at start:", " ".join(f"{v:.2f}" for v in os.getloadavg()))
     means = {"off": [], "on": []}
-    for case in cases:
+    for case in bar(cases, desc="cases"):
         inst = make(*case)
         got = {"off": [], "on": []}
         bound = -np.inf
@@ -109,6 +110,9 @@ def ab(which: str, limit, iterations, seeds) -> None:
             order = ("off", "on") if s % 2 else ("on", "off")
             for name in order:
                 res = run(inst, limit, s, iterations, off if name == "off" else [])
+                if res.assignment is None:  # (a short untimed run may find none)
+                    got[name].append(float("inf"))
+                    continue
                 assert verify_gap(inst, res.assignment, claimed=res.objective).ok
                 got[name].append(res.objective)
                 bound = max(bound, res.bound if res.bound is not None else -np.inf)
@@ -118,7 +122,7 @@ def ab(which: str, limit, iterations, seeds) -> None:
             med = statistics.median(got[name])
             means[name].append(100.0 * (med - ref) / ref)
             row.append(f"{name} {med:g} ({means[name][-1]:.3f} %)")
-        print(case, "ref", f"{ref:g}", ", ".join(row), flush=True)
+        say(case, "ref", f"{ref:g}", ", ".join(row))
     print(f"mean gap: off {statistics.mean(means['off']):.3f} %, on "
           f"{statistics.mean(means['on']):.3f} %")  # fmt: skip
     print("load at end:", " ".join(f"{v:.2f}" for v in os.getloadavg()))
@@ -132,6 +136,7 @@ def main(argv=None) -> None:
     ap.add_argument("--limit", type=float, default=2.0)
     ap.add_argument("--iterations", type=int, default=None)
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    add_quiet(ap)
     args = ap.parse_args(argv)
     if args.probe:
         probe()
