@@ -251,6 +251,37 @@ _FEASIBLE_FIRST, _REPAIR_ITERATIONS = True, 500
 #: 1 s) run as before; untimed calls never take it. 0: off (the clock alone).
 #: Measured: bench/loadshare/ISSUE40.md, h51gap.
 _EARLY_WORK = 150_000
+#: An untimed call whose tabu iterations end before any feasible assignment answers with
+#: the fallback (:meth:`_Search.fallback`: the capacity shares' greedy, repaired by at
+#: most ``_REPAIR_ITERATIONS`` tabu iterations on the shares) when that keeps every
+#: capacity, not ``no_solution``. Only calls that found nothing change. Before, on six
+#: heavy-agent instances (``bench.loadshare.heavy_agents``) an explicit ``iterations=300``
+#: ended ``no_solution`` on 5 of 6 (the per-agent weights take longer to settle). False:
+#: off.
+_UNTIMED_FALLBACK = True
+#: The schedule's horizon, seconds (the contract: a limit is a cap, not a target): a
+#: timed call lays its phases out over at most ``_HORIZON`` seconds of search, as a call
+#: with that limit would, and its last phase runs on to the deadline. Limits whose search
+#: has at most ``_HORIZON`` seconds (every limit of 10 s or less: every measured figure)
+#: run exactly as before. Before, the phases were shares of the whole limit, so that a
+#: longer limit delayed what the search proves: on the contract suite's ``type_d`` the
+#: untimed call proved its optimum at 0.22 s, ``time_limit=30`` at 9.0 s and 100 s at
+#: 30 s, the core phase (0.3 of the limit) never reaching it
+#: (bench/loadshare/long_limits.py). None: off (shares of the whole limit).
+_HORIZON: Optional[float] = 10.0
+#: A timed call's phases but the last end early (their time passing to the next phase)
+#: when the call's best has not improved in ``_STALL`` times the phase's share of an
+#: untimed call's iterations (``max(3000, 15 n)``: 4,500 for the core phase of a 200-item
+#: call) once the early count (``_EARLY_WORK``) is done: a count, not the clock. Before, the
+#: core phase of the contract suite's ``type_d`` (4 x 12) worked the whole 0.3 of the
+#: limit without reaching the optimum that the next phase finds in one round: proven at
+#: 0.9 s at ``time_limit=3`` (with the horizon, at 3.0 s from 10 s up); now at 0.06 s
+#: whatever the limit. Measured alternated, load 0.3-1.0 (bench/loadshare/ISSUE40.md,
+#: stop 61): Chu-Beasley a-d at 1 s, three seeds, mean of the median gaps 0.0948 % (off) /
+#: 0.0950 % (5) / 0.0993 % (20); eight Yagiura 400-item instances at 10 s, two seeds,
+#: 0.139 / 0.134 % (worst 0.439 / 0.413 %); ten heavy-agent instances at 2 s, three seeds,
+#: 0.154 / 0.151 % (20: 0.155 %). Untimed calls never take it. 0: off (the clock alone).
+_STALL = 5.0
 #: A reduced-cost kick at restarts (issue 40, h51gap; type d at 1 s): with ``_KICK`` k > 0,
 #: the searches on every pair, when the restart rule fires, restart from their best with k
 #: items moved to their second-best agent by reduced cost, drawn among the
@@ -497,7 +528,8 @@ class _Search(StartSteps, RestartSteps):
 
     def phase(self, phase_cost: np.ndarray, start: np.ndarray, until: Optional[float],
               cap_it: int, from_best: bool, knobs: TabuKnobs, rng: np.ndarray,
-              resume: Optional[TabuState] = None, floor_it: int = 0) -> TabuState:  # fmt: skip
+              resume: Optional[TabuState] = None, floor_it: int = 0,
+              stall_it: int = 0) -> TabuState:  # fmt: skip
         """A fresh tabu search on ``phase_cost`` from ``start`` (from the incumbent when
         ``from_best`` and one is feasible), in rounds, until ``until`` (a clock value) or
         ``cap_it`` iterations in all; its best feasible assignments (judged on the true
@@ -518,6 +550,7 @@ class _Search(StartSteps, RestartSteps):
             state.first_weight = self.a0 if self.log_w is None else float(np.exp(self.log_w))
             self.take(state)
             self.offer()
+        seen_obj, seen_at = self.best_obj, self.done
         while self.done < cap_it and self.n and self.m_all > 1:
             if self.halted():
                 break
@@ -564,6 +597,11 @@ class _Search(StartSteps, RestartSteps):
                 break
             if until is not None and time.perf_counter() >= until and self.done >= floor_it:
                 break
+            if stall_it and self.done >= floor_it:
+                if self.best_obj != seen_obj:
+                    seen_obj, seen_at = self.best_obj, self.done
+                elif self.done - seen_at >= stall_it:
+                    break  # the phase stalled: the next one
             interrupt.check()  # a batch's timeout or cancellation, between two rounds
         return state
 
@@ -667,6 +705,9 @@ class _Search(StartSteps, RestartSteps):
             phases = [(self.cost, _PR_SHARE, False), (None, 1.0, False)]
         core_done = k1_done = 0
         k1_t = 0.0
+        # where the schedule's shares end: the deadline, or the horizon (_HORIZON)
+        span_end = (deadline if deadline is None or _HORIZON is None
+                    else min(deadline, self.t_search + _HORIZON))  # fmt: skip
         early = _EARLY_WORK // max(n, 1)  # the early count's iterations (_EARLY_WORK)
         # the phase of the search afresh on every pair that the time may skip (-1: none)
         timed_fresh = core is not None and not cycles and not relinking and deadline is not None
@@ -682,7 +723,7 @@ class _Search(StartSteps, RestartSteps):
                 phase_cost, end, from_best = self.cost, _PR_SHARE, True
                 phases[2] = (None, 1.0, False)
             last = end >= 1.0
-            until = deadline if last or deadline is None else t_s + end * (deadline - t_s)
+            until = deadline if last or deadline is None else t_s + end * (span_end - t_s)
             cap_it = iterations if last or deadline is not None else int(end * iterations)
             # the early count (timed, every phase but the last): at least this many in all
             floor_it = 0 if last or deadline is None else int(end * early)
@@ -721,8 +762,12 @@ class _Search(StartSteps, RestartSteps):
                 # set-up (0.02-0.03 s on Yagiura d801600 under load, after the limit)
                 self.judge(start)
                 break
+            stall_it = 0
+            if _STALL > 0 and not last and deadline is not None:
+                prev = phases[k - 1][1] if k else 0.0
+                stall_it = int(_STALL * (end - prev) * max(3000, 15 * n))
             state = self.phase(phase_cost, phase_start, until, cap_it, from_best, knobs, rng,
-                               resume, floor_it)  # fmt: skip
+                               resume, floor_it, stall_it)  # fmt: skip
             if relinking and phase_cost is self.cost:
                 self.offer_pool(state)
             if k == 0 and phase_cost is core:
@@ -736,6 +781,11 @@ class _Search(StartSteps, RestartSteps):
             # the limit ended the search before any feasible assignment (a short limit under
             # load): the fallback's, when it keeps every capacity, rather than none
             self.fallback(self.incumbent, late=True)
+        elif (deadline is None and _UNTIMED_FALLBACK and n and not self.feasible
+              and not self.halted()):  # fmt: skip
+            # an untimed call whose iterations ended before any feasible assignment: the
+            # capacity shares' greedy, repaired, when it keeps every capacity
+            self.fallback(self.incumbent, repair=True)
         out = self.incumbent.copy()
         if not self.assign_all:
             out[out == self.inst.m] = -1
