@@ -1,6 +1,8 @@
 """A GAP time limit is a cap, not a target: the timed search lays its phases out over at
-most ``search._HORIZON`` seconds (issue 40 / the contract), so that a longer limit does not
-delay what the search proves; limits within the horizon run the schedule as before."""
+most ``search._HORIZON`` seconds (issue 40 / the contract), and a phase whose best has
+stalled for a count of iterations hands its time on (``search._STALL``), so that a longer
+limit does not delay what the search proves; limits within the horizon keep their
+schedule."""
 
 from __future__ import annotations
 

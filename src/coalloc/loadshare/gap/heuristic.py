@@ -154,7 +154,12 @@ def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
         if proof:
             status, message = "infeasible", proof
         elif heur.stopped:
-            status, message = "time_limit", "stopped at the time limit without an assignment"
+            status = "time_limit"
+            message = (
+                f"stopped at the time limit ({limit:g} s) without an assignment that keeps "
+                "every capacity, and without a proof that none exists: the exact method, or "
+                "the default, decides"
+            )
         else:  # the search ended by itself: nothing found, nothing proven
             status = "no_solution"
             message = (
