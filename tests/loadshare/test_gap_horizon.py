@@ -67,13 +67,9 @@ def test_a_long_limit_answers_what_the_untimed_call_proves():
     assert ls.verify_gap(inst, timed.assignment).feasible
 
 
-def test_a_stalled_phase_hands_its_time_on(monkeypatch):
-    """The core phase ends on a count of iterations without a better answer
-    (``search._STALL``), long before its share of the clock: the call proves the optimum
-    (the exact method's) and its first phase returns before its end (180 s after the start
-    here, the horizon off so that the clock's share is the whole limit's)."""
-    monkeypatch.setattr(search, "_HORIZON", None)
-    monkeypatch.setattr(search, "_STALL", 5.0)
+def _phase_ends(monkeypatch) -> list:
+    """A list that each phase of the calls to come appends ``(its end, when it returned)``
+    to."""
     ends = []
     real = search._Search.phase
 
@@ -82,9 +78,20 @@ def test_a_stalled_phase_hands_its_time_on(monkeypatch):
         ends.append((until, time.perf_counter()))
         return state
 
+    monkeypatch.setattr(search._Search, "phase", spy)
+    return ends
+
+
+def test_a_stalled_phase_hands_its_time_on(monkeypatch):
+    """The core phase ends on a count of iterations without a better answer
+    (``search._STALL``), long before its share of the clock: the call proves the optimum
+    (the exact method's) and its first phase returns before its end (180 s after the start
+    here, the horizon off so that the clock's share is the whole limit's)."""
+    monkeypatch.setattr(search, "_HORIZON", None)
+    assert search._STALL > 0  # the package's own (on)
     inst = ls.generators.gap_instance("d", 4, 12, seed=1)
     exact = ls.solve_gap(inst, method="exact", seed=0)  # the referee, before the spy
-    monkeypatch.setattr(search._Search, "phase", spy)
+    ends = _phase_ends(monkeypatch)
     res = ls.solve_gap(inst, method="heuristic", seed=0, time_limit=600.0)
     assert res.status == "optimal" and res.objective == exact.objective
     until, returned = ends[0]
@@ -95,15 +102,7 @@ def test_without_the_stall_the_core_phase_keeps_its_share(monkeypatch):
     """The same call with the stall off: the first phase runs to its end (a limit of 2 s,
     its share 0.6 s), so the test above can fail."""
     monkeypatch.setattr(search, "_STALL", 0.0)
-    ends = []
-    real = search._Search.phase
-
-    def spy(self, phase_cost, start, until, *args, **kwargs):
-        state = real(self, phase_cost, start, until, *args, **kwargs)
-        ends.append((until, time.perf_counter()))
-        return state
-
-    monkeypatch.setattr(search._Search, "phase", spy)
+    ends = _phase_ends(monkeypatch)
     inst = ls.generators.gap_instance("d", 4, 12, seed=1)
     ls.solve_gap(inst, method="heuristic", seed=0, time_limit=2.0)
     until, returned = ends[0]
