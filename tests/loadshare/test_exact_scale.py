@@ -28,6 +28,7 @@ from coalloc.loadshare import (
     verify_placement,
 )
 from tests._optional import require_solver
+from tests.loadshare._gap_brute import brute_gap
 
 SCALES = [1e-9, 1e-7, 1e-6, 1e-3, 1.0, 1e3, 1e6, 1e9, 1e11, 1e12]
 
@@ -44,15 +45,6 @@ def brute_share(cap, size, origin) -> float:
     )
 
 
-def brute_gap(inst: GapInstance, sense: str = "min", assign_all: bool = True):
-    best = None
-    agents = range(inst.m) if assign_all else range(-1, inst.m)
-    for a in itertools.product(agents, repeat=inst.n):
-        rep = verify_gap(inst, list(a), assign_all=assign_all)
-        if rep.feasible and (best is None or (rep.objective < best if sense == "min"
-                                              else rep.objective > best)):  # fmt: skip
-            best = rep.objective
-    return best
 
 
 def close(a: float, b: float) -> bool:
@@ -137,9 +129,18 @@ def test_gap_exact_reproducers(kind, m, n, seed, cscale, wscale, backend):
     assert close(res.bound, res.objective)
 
 
-def test_gap_cpsat_takes_decimal_costs_as_integers():
+def _no_small_proof(monkeypatch) -> None:
+    """The heuristic without its exact programme on small instances (stop 62), so that the
+    solver, not the heuristic's proof, decides these small instances."""
+    from coalloc.loadshare.gap import search
+
+    monkeypatch.setattr(search, "_PROOF_PAIRS", 0)
+
+
+def test_gap_cpsat_takes_decimal_costs_as_integers(monkeypatch):
     """Costs of 1e-7 units stay on CP-SAT (exact integers times 1e-7), not on HiGHS."""
     available("cpsat")
+    _no_small_proof(monkeypatch)
     inst = scaled_gap(generate_gap("d", 3, 8, seed=11), 1e-7)
     res = solve_gap(inst, "exact", solver="cpsat", time_limit=30)
     assert res.params["solver"] == "cpsat" and res.message.startswith("CP-SAT")
@@ -147,9 +148,10 @@ def test_gap_cpsat_takes_decimal_costs_as_integers():
     assert close(res.objective, 616e-7) and close(res.bound, 616e-7)
 
 
-def test_gap_cpsat_irrational_costs_fall_back_to_highs():
+def test_gap_cpsat_irrational_costs_fall_back_to_highs(monkeypatch):
     available("cpsat")
     available("highs")
+    _no_small_proof(monkeypatch)
     base = generate_gap("a", 2, 5, seed=3)
     inst = GapInstance(base.cost / 3.0, base.weight, base.capacity)
     res = solve_gap(inst, "exact", solver="cpsat", time_limit=30)
@@ -247,6 +249,7 @@ def test_gap_exact_is_never_worse_than_the_heuristic_it_started_from(monkeypatch
 
     # the heuristic alone (untimed, the default runs CP-SAT after it on small instances)
     monkeypatch.setattr(gap.solve, "_CPSAT", False)
+    _no_small_proof(monkeypatch)
     inst = generate_gap("d", 2, 8, seed=0)  # the heuristic's bound does not prove it
     heur = solve_gap(inst, "heuristic", seed=0)
     assert heur.status == "feasible"
@@ -266,6 +269,7 @@ def test_gap_exact_contradicted_proof_is_dropped(monkeypatch):
     """A solver "optimal" worse than a feasible assignment in hand is no proof."""
     from coalloc.loadshare import gap
 
+    _no_small_proof(monkeypatch)
     inst = generate_gap("d", 2, 8, seed=0)  # the heuristic's bound does not prove it
     bad = stopped_with_a_bad_incumbent(inst)
 

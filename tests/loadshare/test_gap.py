@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import itertools
 
 import numpy as np
 import pytest
@@ -13,20 +12,7 @@ from hypothesis import strategies as st
 import coalloc.loadshare as ls
 from coalloc._shared.jsonio import InstanceError
 from coalloc.loadshare import GapInstance, generate_gap, read_gap, solve_gap, verify_gap
-
-
-def brute(inst: GapInstance, sense: str, assign_all: bool):
-    best = None
-    agents = range(inst.m) if assign_all else range(-1, inst.m)
-    for a in itertools.product(agents, repeat=inst.n):
-        rep = verify_gap(inst, list(a), assign_all=assign_all)
-        if not rep.feasible:
-            continue
-        v = rep.objective
-        if best is None or (v < best if sense == "min" else v > best):
-            best = v
-    return best
-
+from tests.loadshare._gap_brute import brute_gap as brute
 
 tiny = st.tuples(st.integers(1, 3), st.integers(1, 5), st.integers(0, 2**31))
 

@@ -3,7 +3,6 @@ referee: brute force on tiny GAPs), ``solver=`` as the exact methods' keyword.""
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import warnings
@@ -17,27 +16,11 @@ import coalloc.loadshare as ls
 from coalloc._shared.result import STATUSES
 from coalloc.cli import main
 from coalloc.loadshare import gap as gapmod
+from tests.loadshare._gap_brute import brute_gap as brute
 
 # ------------------------------------------------------------------ the referee
 
 
-def brute(inst: ls.GapInstance, sense: str, assign_all: bool):
-    """The optimum by enumeration (None: no feasible assignment), from the data alone."""
-    best = None
-    agents = range(inst.m) if assign_all else range(-1, inst.m)
-    cost, weight, cap = inst.cost.tolist(), inst.weight.tolist(), inst.capacity.tolist()
-    for a in itertools.product(agents, repeat=inst.n):
-        used = [0] * inst.m
-        total = 0.0
-        for j, i in enumerate(a):
-            if i >= 0:
-                used[i] += weight[i][j]
-                total += cost[i][j]
-        if any(u > c for u, c in zip(used, cap)):
-            continue
-        if best is None or (total < best if sense == "min" else total > best):
-            best = total
-    return best
 
 
 def referee(res, inst, sense: str, assign_all: bool, best, limited: bool) -> None:
@@ -111,11 +94,21 @@ def test_an_unproven_failure_is_no_solution_and_a_count_proof_is_infeasible(monk
     hard = ls.GapInstance(np.ones((2, 4)), [[3, 3, 4, 6], [7, 1, 7, 4]], [6, 9])
     assert brute(hard, "min", True) is None
     assert not ls.gap.count_bound_infeasible(hard)
+    # the heuristic's exact programme on small instances (stop 62) proves it
+    res = ls.solve_gap(hard, "heuristic", iterations=500)
+    assert res.status == "infeasible" and res.bound is None and res.assignment is None
+    assert ls.gap_bound(hard) is None or "programme" in res.message, res.message
+    # without the programme: "no_solution" (nothing found, nothing proven) unless the LP proves it
+    from coalloc.loadshare.gap import search
+
+    pairs = search._PROOF_PAIRS
+    monkeypatch.setattr(search, "_PROOF_PAIRS", 0)
     res = ls.solve_gap(hard, "heuristic", iterations=500)
     if ls.gap_bound(hard) is None:  # the LP proves it
         assert res.status == "infeasible"
     else:
         assert res.status == "no_solution" and res.bound is None and res.assignment is None
+    monkeypatch.setattr(search, "_PROOF_PAIRS", pairs)
     assert ls.solve_gap(hard, "exact").status == "infeasible"
     monkeypatch.setattr(solve_module, "_CPSAT", True)  # the default's CP-SAT proves it
     assert ls.solve_gap(hard, iterations=500).status == "infeasible"

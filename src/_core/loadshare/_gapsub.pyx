@@ -62,10 +62,13 @@ def subgap_layers(
     int64_t max_states,
     until=None,                     # a time.perf_counter() value: passed, None (given up)
     deadline=None,                  # KernelDeadline (None: the calling thread's)
+    int64_t[::1] why=None,          # OUT (1,) when given: 0 found, 1 none (a proof), 2 given up
 ):
     """The programme's layers; ``(agents of the items in this order, cost)`` of the
     cheapest assignment costing less than ``bound - 1e-9``, or None (none, a layer over
-    ``max_states`` states, or ``until`` passed between two items)."""
+    ``max_states`` states, or ``until`` passed between two items). ``why[0]``, when given,
+    tells them apart: 0 an assignment, 1 none below the bound (every state pruned: a proof),
+    2 given up (the state budget or ``until``)."""
     cdef Py_ssize_t k = cost.shape[0]
     cdef Py_ssize_t s = cost.shape[1]
     if (weight.shape[0] != k or weight.shape[1] != s or cap.shape[0] != k
@@ -86,7 +89,9 @@ def subgap_layers(
     cdef CoallocSubCand c
     cdef int64_t l, sla, tot, key, wa
     cdef double sl, nv, ca, lim = bound - _TOL
-    cdef bint ok, gave_up = False, interrupted = False
+    cdef bint ok, gave_up = False, interrupted = False, pruned = False
+    if why is not None and why.shape[0] < 1:
+        raise ValueError("subgap_layers: why needs one entry")
     loads.assign(k, 0)
     value.assign(1, 0.0)
     with nogil:
@@ -130,8 +135,8 @@ def subgap_layers(
                     c.value = nv
                     c.index = a * n0 + p
                     cand.push_back(c)
-            if cand.size() == 0:
-                gave_up = True
+            if cand.size() == 0:  # every state pruned: none below the bound (a proof)
+                pruned = True
                 break
             sort(cand.begin(), cand.end())
             ns = 0
@@ -160,7 +165,9 @@ def subgap_layers(
             value.swap(nvalue)
     if interrupted:
         coalloc_raise_interrupt()
-    if gave_up:
+    if gave_up or pruned:
+        if why is not None:
+            why[0] = 2 if gave_up else 1
         return None
     cdef Py_ssize_t best = 0
     for i in range(1, <Py_ssize_t>value.size()):
@@ -168,7 +175,11 @@ def subgap_layers(
             best = i
     cdef double z = value[best]
     if not z < lim:
+        if why is not None:
+            why[0] = 1
         return None
+    if why is not None:
+        why[0] = 0
     to = np.empty(s, dtype=np.int64)
     cdef int64_t[::1] tov = to
     for t in range(s - 1, -1, -1):

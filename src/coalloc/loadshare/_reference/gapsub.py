@@ -22,11 +22,20 @@ _TOL = 1e-9
 
 def subgap_layers(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, lam: np.ndarray,
                   rest: np.ndarray, wrest: np.ndarray, radix: np.ndarray, bound: float,
-                  max_states: int, until: Optional[float] = None,
-                  deadline=None) -> Optional[Tuple[np.ndarray, float]]:  # fmt: skip
+                  max_states: int, until: Optional[float] = None, deadline=None,
+                  why: Optional[np.ndarray] = None,
+                  ) -> Optional[Tuple[np.ndarray, float]]:  # fmt: skip
     """Twin of ``_gapsub.subgap_layers``: ``(agents of the items in this order, cost)`` of
     the cheapest assignment costing less than ``bound - 1e-9``, or None (none, a layer
-    over ``max_states`` states, or ``until`` passed between two items)."""
+    over ``max_states`` states, or ``until`` passed between two items); ``why[0]``, when
+    given: 0 an assignment, 1 none below the bound (a proof), 2 given up."""
+    if why is not None and why.shape[0] < 1:
+        raise ValueError("subgap_layers: why needs one entry")
+
+    def said(code: int) -> None:
+        if why is not None:
+            why[0] = code
+
     k, s = cost.shape
     capsum = int(cap.sum())
     loads = np.zeros((1, k), dtype=np.int64)
@@ -36,6 +45,7 @@ def subgap_layers(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, lam: np
     lim = bound - _TOL
     for t in range(s):
         if until is not None and time.perf_counter() >= until:
+            said(2)
             return None
         interrupt.check_kernel(deadline)
         n0 = value.shape[0]
@@ -51,7 +61,8 @@ def subgap_layers(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, lam: np
                 & ((nv + rest[t + 1]) - sl < lim)
                 & (capsum - nl.sum(axis=1) >= wrest[t + 1]))  # fmt: skip
         idx = np.flatnonzero(keep)
-        if idx.size == 0:
+        if idx.size == 0:  # every state pruned: none below the bound (a proof)
+            said(1)
             return None
         nl, nv = nl[idx], nv[idx]
         key = nl @ radix
@@ -61,6 +72,7 @@ def subgap_layers(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, lam: np
         first[1:] = ko[1:] != ko[:-1]
         o = o[first]
         if o.size > max_states:
+            said(2)
             return None
         loads, value = nl[o], nv[o]
         parents.append(idx[o] % n0)
@@ -68,7 +80,9 @@ def subgap_layers(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, lam: np
     best = int(np.argmin(value))
     z = float(value[best])
     if not z < lim:
+        said(1)
         return None
+    said(0)
     to = np.empty(s, dtype=np.int64)
     for t in range(s - 1, -1, -1):
         to[t] = choices[t][best]

@@ -64,6 +64,8 @@ _TIGHT_FROM, _TIGHT_LP_SECONDS = 0.8, (0.002, 8e-6)
 #: heavy 20 x 200 at slack 1.2 (seed 7) said "infeasible" after 10.05 s of a 10 s limit,
 #: its LP and certificate taking 0.04 s.
 _CERTIFY_LP = True
+#: How a message names the search's proof on small instances (:mod:`.search_proof`).
+_PROGRAMME = "exact dynamic programme over the agents' loads"
 
 
 def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
@@ -117,11 +119,12 @@ def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
     heur = run_search(call, iterations, lp, on_round, halt, on_bound)
     t = time.perf_counter() - t0
     params = {**call.params, "iterations": iterations}
-    bounds = [v for v in (lp_bound, heur.lagrangian) if v is not None]
+    bounds = [v for v in (lp_bound, heur.lagrangian, heur.exact_bound) if v is not None]
     bound = (max(bounds) if sense == "min" else min(bounds)) if bounds and with_bound else None
     kinds = [
         name
-        for name, v in (("LP relaxation", lp_bound), ("Lagrangian relaxation", heur.lagrangian))
+        for name, v in (("LP relaxation", lp_bound), ("Lagrangian relaxation", heur.lagrangian),
+                        (_PROGRAMME, heur.exact_bound))  # fmt: skip
         if v is not None
     ]
     trajectory = np.array(
@@ -153,6 +156,10 @@ def solve_heuristic(call: GapCall, iterations: Optional[int], with_bound: bool,
         proof = proof_of_infeasibility(instance, lp_solved, lp_bound) if assign_all else ""
         if proof:
             status, message = "infeasible", proof
+        elif heur.proved_none:
+            status = "infeasible"
+            message = (f"no assignment keeps every capacity: the {_PROGRAMME}, every load "
+                       "vector the items can reach, found none")  # fmt: skip
         elif heur.stopped:
             status = "time_limit"
             message = (

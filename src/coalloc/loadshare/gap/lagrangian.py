@@ -60,6 +60,9 @@ class RelaxationBounds:
     ----------
     lagrangian : float or None
         The best Lagrangian bound so far (None: none computed).
+    exact : float or None
+        The optimum's value, when the search's exact programme proved it
+        (:mod:`.search_proof`).
     subgradient_iterations, knapsack_iterations : int
         Steps done.
     best_lam : numpy.ndarray
@@ -73,6 +76,8 @@ class RelaxationBounds:
         self.sense = sense
         self.integral = integral
         self.lp_bound = lp_bound
+        #: the optimum's value when the search's exact programme proved it (caller's sense)
+        self.exact: Optional[float] = None
         self.lagrangian: Optional[float] = None
         m_all, n = cost.shape
         # the capacities relaxed (every item must fit some agent)
@@ -98,8 +103,8 @@ class RelaxationBounds:
         self.knapsack_seconds = 0.0
 
     def best(self) -> Optional[float]:
-        """The best bound known (LP or Lagrangian), or None."""
-        known = [v for v in (self.lp_bound, self.lagrangian) if v is not None]
+        """The best bound known (LP, Lagrangian, or the exact programme's optimum), or None."""
+        known = [v for v in (self.lp_bound, self.lagrangian, self.exact) if v is not None]
         if not known:
             return None
         return max(known) if self.sense == "min" else min(known)

@@ -53,6 +53,7 @@ from . import tabu as _tabu
 from .lagrangian import RelaxationBounds
 from .model import GapCall, objective_of
 from .relink import ElitePool
+from .search_proof import ProofSteps, proof_fits
 from .search_restarts import RestartSteps
 from .search_start import (  # noqa: F401
     StartSteps,
@@ -317,6 +318,12 @@ _SUBGAP_STATES, _SUBGAP_TRIPLES_FROM = MAX_STATES, 0
 #: ... and the subgradient steps refining the multipliers per set (0: the search's as they
 #: are; with the compiled programme, h50gap, the 30 steps were two thirds of a set's time).
 _SUBGAP_STEPS = 30
+#: The exact programme over every agent's load on small instances (:mod:`.search_proof`):
+#: at most this many agent-item pairs (0: off), states a layer, share of a timed call's
+#: time left a try, and tries a call. On: the untimed heuristic ended ``feasible`` at the
+#: optimum, or ``no_solution`` on instances without an assignment, on small instances the
+#: programme decides in under a millisecond (bench/loadshare/ISSUE40.md, stop 62).
+_PROOF_PAIRS, _PROOF_STATES, _PROOF_SHARE, _PROOF_TRIES = 400, 20_000, 0.25, 3
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
@@ -349,7 +356,9 @@ class SearchOutcome(NamedTuple):
     knapsack steps, the tabu iterations of the core phase (0: none), whether the
     deadline ended the search (not its iterations, a proof or ``halt``), the tabu
     segments the path relinking ran (0: none), the core cycles begun (0: none), and the agent
-    sets re-optimised exactly and those improved (``_SUBGAP``; 0: none)."""
+    sets re-optimised exactly and those improved (``_SUBGAP``; 0: none); the optimum's value
+    when the exact programme proved it, and whether it proved that no assignment keeps every
+    capacity (``_PROOF_PAIRS``)."""
 
     assign: np.ndarray
     feasible: bool
@@ -366,6 +375,8 @@ class SearchOutcome(NamedTuple):
     core_cycles: int = 0
     subgap_sets: int = 0
     subgap_improved: int = 0
+    exact_bound: Optional[float] = None
+    proved_none: bool = False
 
 
 def _cycle_phases(cost: np.ndarray, cycles: int, fresh: float = 0.0) -> list:
@@ -385,7 +396,7 @@ def _cycle_phases(cost: np.ndarray, cycles: int, fresh: float = 0.0) -> list:
     return phases
 
 
-class _Search(StartSteps, RestartSteps):
+class _Search(StartSteps, RestartSteps, ProofSteps):
     """One run of the heuristic: its data, its clock and its incumbent, named.
 
     The state a round leaves for the next (besides the tabu state of the phase at hand):
@@ -455,6 +466,10 @@ class _Search(StartSteps, RestartSteps):
         self.kick_draw = np.random.default_rng(kernel_seed(call.seed) ^ 0x41C4)
         self.rc: Optional[np.ndarray] = None
         self.kicks = 0
+        # the exact programme over every agent's load on small instances (see _PROOF_PAIRS)
+        self.proof_left = _PROOF_TRIES if proof_fits(self.cap, self.n, _PROOF_PAIRS) else 0
+        self.proof_mark: Optional[tuple] = None
+        self.proof_none = False
 
     # the clock
     def now(self) -> float:
@@ -565,6 +580,7 @@ class _Search(StartSteps, RestartSteps):
             k = self.round_size(end_at, min(cap_it, floor_it) if counted else cap_it, rate)
             if k <= 0:
                 break
+            round_obj = self.best_obj
             knobs.restart = restart_after(self.n, self.done, self.restart_base, self.restart_div)
             # the candidate list by reduced costs: the multipliers as they are now (finite)
             lam = self.bounds.best_lam
@@ -601,6 +617,10 @@ class _Search(StartSteps, RestartSteps):
                     b >= self.best_obj if self.sense == "min" else b <= self.best_obj):  # fmt: skip
                 self.proven = True  # proven optimal
                 break
+            if self.proof_left and self.proof_due(round_obj):  # small: the exact programme
+                self.exact_proof(_PROOF_STATES, _PROOF_SHARE)
+                if self.proven:
+                    break
             if until is not None and time.perf_counter() >= until and self.done >= floor_it:
                 break
             if stall_it and self.done >= floor_it:
@@ -783,12 +803,13 @@ class _Search(StartSteps, RestartSteps):
                     if k_auto:
                         phases[1:] = _cycle_phases(self.cost, k_auto, _AUTO_FRESH)
                         fresh_k = -1
-        if deadline is not None and n and not self.feasible and not self.halted():
+        if (deadline is not None and n and not self.feasible and not self.halted()
+                and not self.proof_none):  # fmt: skip
             # the limit ended the search before any feasible assignment (a short limit under
             # load): the fallback's, when it keeps every capacity, rather than none
             self.fallback(self.incumbent, late=True)
         elif (deadline is None and _UNTIMED_FALLBACK and n and not self.feasible
-              and not self.halted()):  # fmt: skip
+              and not self.halted() and not self.proof_none):  # fmt: skip
             # an untimed call whose iterations ended before any feasible assignment: the
             # capacity shares' greedy, repaired, when it keeps every capacity
             self.fallback(self.incumbent, repair=True)
@@ -815,6 +836,8 @@ class _Search(StartSteps, RestartSteps):
             core_cycles=self.cycles_run,
             subgap_sets=self.subgap_sets,
             subgap_improved=self.subgap_improved,
+            exact_bound=b.exact,
+            proved_none=self.proof_none,
         )
 
 

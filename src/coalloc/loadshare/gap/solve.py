@@ -134,14 +134,16 @@ def solve_gap(
     -------
     GapResult
         ``status`` (the one rule of :mod:`coalloc._shared.result`): ``optimal`` when the
-        objective meets a proven bound (the solver's, or the heuristic's LP or Lagrangian
-        bound), ``feasible`` for an assignment without that proof from a method that ended
+        objective meets a proven bound (the solver's, the heuristic's LP or Lagrangian
+        bound, or on small instances its exact programme over the agents' loads),
+        ``feasible`` for an assignment without that proof from a method that ended
         by itself, ``time_limit`` when the limit ended the method (with the best
         assignment found, when there is one: ``has_solution``), ``infeasible`` only with a
         proof (the solver's, the LP relaxation's with its Farkas certificate checked against
         the instance, said at once without a search, an item that fits no agent, or the
         count bound: the most items each agent can hold, its lightest ones, sum to fewer
-        than the items), ``no_solution`` when the heuristic ended by itself without an
+        than the items, or on instances of at most 400 agent-item pairs the heuristic's
+        exact programme over the agents' loads), ``no_solution`` when the heuristic ended by itself without an
         assignment or a proof, ``error``.
 
     Raises

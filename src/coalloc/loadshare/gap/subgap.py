@@ -93,8 +93,9 @@ def sub_multipliers(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, targe
 
 def solve_subgap(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray,
                  bound: float = np.inf, lam: Optional[np.ndarray] = None,
-                 max_states: int = MAX_STATES,
-                 until: Optional[float] = None) -> Optional[Tuple[np.ndarray, float]]:  # fmt: skip
+                 max_states: int = MAX_STATES, until: Optional[float] = None,
+                 why: Optional[np.ndarray] = None,
+                 ) -> Optional[Tuple[np.ndarray, float]]:  # fmt: skip
     """The least-cost assignment of the sub-problem's items to its agents, if one costs
     less than ``bound``.
 
@@ -115,6 +116,10 @@ def solve_subgap(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray,
         The most states a layer keeps; above it, None (given up).
     until : float, optional
         A ``time.perf_counter()`` value; passed between two items, None (given up).
+    why : numpy.ndarray of int64, shape (1,), optional
+        Set to why the call returned: 0 an assignment, 1 None as a proof that no
+        assignment within the capacities costs less than ``bound`` (every state of a layer
+        pruned), 2 None as given up (the state budget or ``until``).
 
     Returns
     -------
@@ -129,7 +134,10 @@ def solve_subgap(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray,
     k, s = cost.shape
     lam = np.zeros(k) if lam is None else np.maximum(np.asarray(lam, dtype=np.float64), 0.0)
     if s == 0:
-        return (np.zeros(0, dtype=np.int64), 0.0) if 0.0 < bound - _TOL else None
+        found = 0.0 < bound - _TOL
+        if why is not None:
+            why[0] = 0 if found else 1
+        return (np.zeros(0, dtype=np.int64), 0.0) if found else None
     red = cost + lam[:, None] * weight
     # the items of the largest spread in reduced cost first: the bound tightens soonest
     order = np.argsort(-(red.max(axis=0) - red.min(axis=0)), kind="stable")
@@ -139,7 +147,7 @@ def solve_subgap(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray,
     radix = np.cumprod(np.concatenate([[1], cap[:-1] + 1])).astype(np.int64)
     layers = _gapsub.subgap_layers if _BACKEND == "compiled" else _twin.subgap_layers
     got = layers(np.ascontiguousarray(cost), np.ascontiguousarray(weight), cap, lam,
-                 rest, wrest, radix, float(bound), int(max_states), until)  # fmt: skip
+                 rest, wrest, radix, float(bound), int(max_states), until, why=why)  # fmt: skip
     if got is None:
         return None
     to, z = got

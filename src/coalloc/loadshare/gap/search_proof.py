@@ -1,0 +1,87 @@
+"""The GAP search's proof on small instances (:mod:`.search`): the exact dynamic programme
+of :mod:`.subgap` over every agent's load, once the search's best has stood for a round.
+
+The tabu search's bounds (the LP and Lagrangian relaxations) leave a gap on most small
+instances: on 3 x 10 to 8 x 16 instances of types b-d the untimed heuristic ended
+``feasible`` at the optimum, and on 2 x 5 instances with no assignment ``no_solution``,
+while the programme over the agents' loads, pruned by the Lagrangian bound against the
+search's best, decides them in under a millisecond (a timed call searched to its deadline:
+3 s of a 3 s limit on the contract suite's 3 x 10 type a). So when an instance has at most
+``_PROOF_PAIRS`` agent-item pairs and its load vectors fit a 63-bit key, the search runs
+the programme with ``_PROOF_STATES`` states a layer at most (and, timed, ``_PROOF_SHARE``
+of the time left), once its best has not changed in a round; again, up to
+``_PROOF_TRIES`` in all, after a round that improved it if the programme gave up. Its
+outcomes: none below the best (a proof: the best is optimal, or, with none feasible, no
+assignment keeps every capacity), the optimum below it (it becomes the best, proven), or
+given up (the search goes on as before). Untimed, only the state budget stops it, so the
+answer does not depend on the machine's speed.
+
+The knobs stay in :mod:`.search`, where the benches and the tests set them.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Optional
+
+import numpy as np
+
+from .model import objective_of
+from .subgap import solve_subgap
+
+__all__ = ["ProofSteps", "proof_fits"]
+
+#: The programme's key (``sum_a load_a prod_{b<a} (cap_b + 1)``) must fit an int64.
+_KEY_BITS = 62.0
+
+
+def proof_fits(cap: np.ndarray, n: int, pairs: int) -> bool:
+    """Whether the programme over every agent's load may run: at most ``pairs`` agent-item
+    pairs (0: never) and load vectors whose key fits 62 bits."""
+    m = int(cap.shape[0])
+    if pairs <= 0 or n <= 0 or m * n > pairs:
+        return False
+    return float(np.log2(np.asarray(cap, dtype=np.float64) + 1.0).sum()) < _KEY_BITS
+
+
+class ProofSteps:
+    """The proof's step of :class:`.search._Search` (a mixin: the attributes are the
+    search's). ``proof_left`` (tries left, 0: none), ``proof_mark`` (the best when the
+    programme last gave up) and ``proof_none`` (it proved that no assignment keeps every
+    capacity) are set by the search."""
+
+    def proof_due(self, seen_obj: Optional[float]) -> bool:
+        """Whether the programme runs now: tries left, the search's best unchanged in the
+        round just done (``seen_obj``: the best before it), and not already given up on
+        that best."""
+        return (self.proof_left > 0 and self.best_obj == seen_obj
+                and (self.proof_mark is None or self.proof_mark != (self.best_obj,)))
+
+    def exact_proof(self, states: int, share: float) -> None:
+        """The programme over every agent's load against the search's best (see the
+        module's docstring); sets ``proven`` when it decides the instance."""
+        self.proof_left -= 1
+        target = self.sign * self.best_obj if self.feasible else math.inf
+        lam = np.asarray(self.bounds.best_lam, dtype=np.float64)
+        lam = lam if lam.shape == self.cap.shape and np.isfinite(lam).all() else None
+        until = None
+        if self.deadline is not None:
+            now = time.perf_counter()
+            until = now + share * max(0.0, self.deadline - now)
+        why = np.full(1, -1, dtype=np.int64)
+        got = solve_subgap(self.cost, self.weight, self.cap, target, lam, states, until, why)
+        if why[0] == 2 or why[0] < 0:  # given up: the search goes on
+            self.proof_mark = (self.best_obj,)
+            return
+        if got is not None:  # the optimum, below the search's best
+            x = np.ascontiguousarray(got[0], dtype=np.int64)
+            self.feasible, self.incumbent = True, x
+            self.best_obj = objective_of(self.inst, x, self.assign_all)
+            self.trajectory.append((self.now(), self.best_obj, self.bounds.best()))
+        if self.feasible:
+            self.bounds.exact = self.best_obj
+            self.trajectory.append((self.now(), self.best_obj, self.best_obj))
+        else:
+            self.proof_none = True
+        self.proven = True
