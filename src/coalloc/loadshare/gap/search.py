@@ -379,6 +379,12 @@ class SearchOutcome(NamedTuple):
     proved_none: bool = False
 
 
+def untimed_iterations(n: int) -> int:
+    """An untimed call's tabu iterations by default, ``max(3000, 15 n)`` for ``n`` items
+    (the timed stall counts in them too: ``_STALL``)."""
+    return max(3000, 15 * n)
+
+
 def _cycle_phases(cost: np.ndarray, cycles: int, fresh: float = 0.0) -> list:
     """The phases after the core phase with ``cycles`` core cycles: the search on every
     pair from the core's best up to ``_CYCLE_FROM``, then the cycles of equal length
@@ -675,7 +681,7 @@ class _Search(StartSteps, RestartSteps, ProofSteps):
         self.trajectory.append((self.now(), None, self.bounds.best()))
         start = self.start(x_lp)
         if iterations is None:
-            iterations = max(3000, 15 * n) if deadline is None else MAX_ITERATIONS
+            iterations = untimed_iterations(n) if deadline is None else MAX_ITERATIONS
         rng = np.array([kernel_seed(self.seed)], dtype=np.uint64)
         if not self.feasible:  # (the feasibility-first start's incumbent is kept)
             self.incumbent = np.ascontiguousarray(start, dtype=np.int64)  # the best so far
@@ -791,7 +797,7 @@ class _Search(StartSteps, RestartSteps, ProofSteps):
             stall_it = 0
             if _STALL > 0 and not last and deadline is not None:
                 prev = phases[k - 1][1] if k else 0.0
-                stall_it = int(_STALL * (end - prev) * max(3000, 15 * n))
+                stall_it = int(_STALL * (end - prev) * untimed_iterations(n))
             state = self.phase(phase_cost, phase_start, until, cap_it, from_best, knobs, rng,
                                resume, floor_it, stall_it)  # fmt: skip
             if relinking and phase_cost is self.cost:

@@ -143,8 +143,8 @@ def solve_gap(
         the instance, said at once without a search, an item that fits no agent, or the
         count bound: the most items each agent can hold, its lightest ones, sum to fewer
         than the items, or on instances of at most 400 agent-item pairs the heuristic's
-        exact programme over the agents' loads), ``no_solution`` when the heuristic ended by itself without an
-        assignment or a proof, ``error``.
+        exact programme over the agents' loads), ``no_solution`` when the heuristic ended
+        by itself without an assignment or a proof, ``error``.
 
     Raises
     ------
