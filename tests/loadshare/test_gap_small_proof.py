@@ -51,18 +51,43 @@ def test_small_instances_are_decided_as_brute_force_says(kind, m, n, seed, sense
     assert res.bound == pytest.approx(best, rel=1e-12, abs=1e-9)
 
 
-def test_the_programme_replaces_a_worse_best_with_the_optimum():
-    """One tabu iteration leaves a best above the optimum; the programme finds the optimum."""
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.integers(1, 3), st.integers(1, 6), st.integers(0, 2**31),
+       st.sampled_from([1e-11, 1e-9, 1 / 3, 1e6, 1e12]), st.sampled_from(["min", "max"]),
+       st.booleans(), st.sampled_from([None, 1]))  # fmt: skip
+@example(3, 6, 1, 1e-11, "min", True, 1)
+def test_any_cost_scale(m, n, seed, scale, sense, assign_all, iterations):
+    """Costs of 1e-11 to 1e12 units, and thirds: the programme's tolerance is relative (an
+    absolute 1e-9 took every assignment of costs 1e-11 as "none better"); with one tabu
+    iteration the programme, not the search, finds the optimum."""
+    base = _instance(m, n, seed)
+    inst = GapInstance(base.cost * scale, base.weight, base.capacity)
+    best = brute_gap(inst, sense, assign_all)
+    res = solve_gap(inst, method="heuristic", sense=sense, assign_all=assign_all, seed=0,
+                    iterations=iterations)  # fmt: skip
+    if best is None:
+        assert res.status == "infeasible", res.message
+        return
+    assert res.status == "optimal", res.message
+    assert verify_gap(inst, res.assignment, assign_all=assign_all).feasible
+    assert res.objective == pytest.approx(best, rel=1e-9, abs=0.0), (res.objective, best)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-11, 1e12])
+def test_the_programme_replaces_a_worse_best_with_the_optimum(scale):
+    """One tabu iteration leaves a best above the optimum; the programme finds the optimum,
+    in any units (with costs of 1e-11 an absolute tolerance of 1e-9 saw none better)."""
     found = 0
     for seed in range(40):
-        inst = _instance(3, 6, seed)
+        base = _instance(3, 6, seed)
+        inst = GapInstance(base.cost * scale, base.weight, base.capacity)
         best = brute_gap(inst)
         if best is None:
             continue
         res = solve_gap(inst, method="heuristic", seed=0, iterations=1)
         assert res.status == "optimal", res.message
         assert verify_gap(inst, res.assignment, claimed=res.objective).ok
-        assert res.objective == pytest.approx(best)
+        assert res.objective == pytest.approx(best, rel=1e-9, abs=0.0)
         # the same call without the programme, for the count of bests it improved
         old = search._PROOF_PAIRS
         search._PROOF_PAIRS = 0
@@ -70,7 +95,7 @@ def test_the_programme_replaces_a_worse_best_with_the_optimum():
             plain = solve_gap(inst, method="heuristic", seed=0, iterations=1)
         finally:
             search._PROOF_PAIRS = old
-        found += plain.objective is None or plain.objective > best + 1e-9
+        found += plain.objective is None or plain.objective > best * (1 + 1e-9)
     assert found >= 3  # the branch that replaces the best ran
 
 

@@ -809,6 +809,10 @@ class _Search(StartSteps, RestartSteps, ProofSteps):
                     if k_auto:
                         phases[1:] = _cycle_phases(self.cost, k_auto, _AUTO_FRESH)
                         fresh_k = -1
+        if (deadline is None and self.proof_left and not self.proven and not self.halted()
+                and self.proof_mark != (self.best_obj,)):  # fmt: skip
+            # an untimed search that ended by its iterations before its best stood a round
+            self.exact_proof(_PROOF_STATES, _PROOF_SHARE)
         if (deadline is not None and n and not self.feasible and not self.halted()
                 and not self.proof_none):  # fmt: skip
             # the limit ended the search before any feasible assignment (a short limit under

@@ -62,23 +62,30 @@ class ProofSteps:
         """The programme over every agent's load against the search's best (see the
         module's docstring); sets ``proven`` when it decides the instance."""
         self.proof_left -= 1
-        target = self.sign * self.best_obj if self.feasible else math.inf
-        lam = np.asarray(self.bounds.best_lam, dtype=np.float64)
+        # the programme's tolerance (1e-9) is absolute: costs in units of their largest
+        # magnitude make it relative (costs of 1e-9 or 1e12 units alike)
+        scale = float(np.abs(self.cost).max()) if self.cost.size else 0.0
+        scale = scale if scale > 0.0 and math.isfinite(scale) else 1.0
+        target = self.sign * self.best_obj / scale if self.feasible else math.inf
+        lam = np.asarray(self.bounds.best_lam, dtype=np.float64) / scale
         lam = lam if lam.shape == self.cap.shape and np.isfinite(lam).all() else None
         until = None
         if self.deadline is not None:
             now = time.perf_counter()
             until = now + share * max(0.0, self.deadline - now)
         why = np.full(1, -1, dtype=np.int64)
-        got = solve_subgap(self.cost, self.weight, self.cap, target, lam, states, until, why)
+        got = solve_subgap(self.cost / scale, self.weight, self.cap, target, lam, states, until,
+                           why)  # fmt: skip
         if why[0] == 2 or why[0] < 0:  # given up: the search goes on
             self.proof_mark = (self.best_obj,)
             return
-        if got is not None:  # the optimum, below the search's best
+        if got is not None:  # the optimum: the answer unless the best is as good
             x = np.ascontiguousarray(got[0], dtype=np.int64)
-            self.feasible, self.incumbent = True, x
-            self.best_obj = objective_of(self.inst, x, self.assign_all)
-            self.trajectory.append((self.now(), self.best_obj, self.bounds.best()))
+            obj = objective_of(self.inst, x, self.assign_all)
+            if not self.feasible or (obj < self.best_obj if self.sense == "min"
+                                     else obj > self.best_obj):  # fmt: skip
+                self.feasible, self.incumbent, self.best_obj = True, x, obj
+                self.trajectory.append((self.now(), self.best_obj, self.bounds.best()))
         if self.feasible:
             self.bounds.exact = self.best_obj
             self.trajectory.append((self.now(), self.best_obj, self.best_obj))
