@@ -171,6 +171,9 @@ def test_gap_cpsat_irrational_costs_fall_back_to_highs(monkeypatch):
 @example(m=2, n=5, seed=8218, cscale=1e-9, wscale=10**6, sense="min", assign_all=True)
 def test_gap_exact_any_scale_against_brute_force(backend, m, n, seed, cscale, wscale, sense,
                                                  assign_all):  # fmt: skip
+    """The exact method as a user calls it, any units: on these small instances the
+    heuristic's exact programme (stop 62) or the solver decides, always correctly (the
+    solver alone, below)."""
     available(backend)
     rng = np.random.default_rng(seed)
     base = GapInstance(rng.integers(1, 50, size=(m, n)), rng.integers(1, 25, size=(m, n)),
@@ -186,6 +189,45 @@ def test_gap_exact_any_scale_against_brute_force(backend, m, n, seed, cscale, ws
     rep = verify_gap(inst, res.assignment, assign_all=assign_all)
     assert rep.feasible, rep
     assert close(res.objective, best * cscale) or (best == 0 and res.objective == 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["cpsat", "highs", "cbc"])
+@settings(max_examples=25, deadline=None)
+@given(m=st.integers(1, 3), n=st.integers(1, 5), seed=st.integers(0, 2**32 - 1),
+       cscale=st.sampled_from(SCALES), wscale=st.sampled_from([1, 10**3, 10**6, 10**11]),
+       sense=st.sampled_from(["min", "max"]), assign_all=st.booleans())  # fmt: skip
+# CBC at these units says "Integer infeasible" for a 148-unit optimum (stop 62's suite run)
+@example(m=3, n=5, seed=0, cscale=1e-9, wscale=10**11, sense="min", assign_all=True)
+def test_gap_solver_at_any_scale_never_claims_wrongly(backend, m, n, seed, cscale, wscale,
+                                                      sense, assign_all):  # fmt: skip
+    """The solver itself at any scale (the heuristic's exact programme off, so that the
+    solver decides): a solver may fail at extreme units, but an ``optimal`` is the
+    optimum, an ``infeasible`` has none, and anything else keeps an assignment that
+    verifies, never better than the optimum."""
+    available(backend)
+    rng = np.random.default_rng(seed)
+    base = GapInstance(rng.integers(1, 50, size=(m, n)), rng.integers(1, 25, size=(m, n)),
+                       rng.integers(5, 40, size=m))  # fmt: skip
+    best = brute_gap(base, sense, assign_all)
+    inst = scaled_gap(base, cscale, wscale)
+    with pytest.MonkeyPatch.context() as mp:  # (a fixture would outlive one example)
+        _no_small_proof(mp)
+        res = solve_gap(inst, "exact", sense=sense, assign_all=assign_all, solver=backend,
+                        time_limit=30, seed=0)  # fmt: skip
+    if res.status == "infeasible":
+        assert best is None, res.message
+        return
+    if best is None:
+        assert not res.has_solution, res.message
+        return
+    if res.status == "optimal":
+        assert close(res.objective, best * cscale) or (best == 0 and res.objective == 0)
+    if res.has_solution:
+        rep = verify_gap(inst, res.assignment, assign_all=assign_all)
+        assert rep.feasible, rep
+        worse = res.objective - best * cscale if sense == "min" else best * cscale - res.objective
+        assert worse >= -1e-9 * max(abs(best * cscale), 1e-300), (res.objective, best * cscale)
 
 
 @settings(max_examples=60, deadline=None)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from coalloc.loadshare import GapInstance, _gapsub, generate_gap, solve_gap, verify_gap
 from coalloc.loadshare._reference import gapsub as stwin
 from coalloc.loadshare.gap import search, subgap
-from coalloc.loadshare.gap.search_proof import proof_fits
+from coalloc.loadshare.gap.search_proof import proof_fits, reduced_weights
 from tests.loadshare._gap_brute import brute_gap
 from tests.shared import test_contract as tc
 
@@ -54,14 +54,17 @@ def test_small_instances_are_decided_as_brute_force_says(kind, m, n, seed, sense
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(st.integers(1, 3), st.integers(1, 6), st.integers(0, 2**31),
        st.sampled_from([1e-11, 1e-9, 1 / 3, 1e6, 1e12]), st.sampled_from(["min", "max"]),
-       st.booleans(), st.sampled_from([None, 1]))  # fmt: skip
-@example(3, 6, 1, 1e-11, "min", True, 1)
-def test_any_cost_scale(m, n, seed, scale, sense, assign_all, iterations):
-    """Costs of 1e-11 to 1e12 units, and thirds: the programme's tolerance is relative (an
-    absolute 1e-9 took every assignment of costs 1e-11 as "none better"); with one tabu
-    iteration the programme, not the search, finds the optimum."""
+       st.booleans(), st.sampled_from([None, 1]), st.sampled_from([1, 10**6, 10**11]))  # fmt: skip
+@example(3, 6, 1, 1e-11, "min", True, 1, 1)
+@example(3, 5, 0, 1e-9, "min", True, None, 10**11)  # CBC's "infeasible" in test_exact_scale
+def test_any_cost_scale(m, n, seed, scale, sense, assign_all, iterations, wscale):
+    """Costs of 1e-11 to 1e12 units, and thirds, weights of up to 1e11 units: the
+    programme's tolerance is relative (an absolute 1e-9 took every assignment of costs 1e-11
+    as "none better"), and its weights are divided by each agent's common divisor (1e11
+    units on three agents: 126 bits of load vector, none run); with one tabu iteration the
+    programme, not the search, finds the optimum."""
     base = _instance(m, n, seed)
-    inst = GapInstance(base.cost * scale, base.weight, base.capacity)
+    inst = GapInstance(base.cost * scale, base.weight * wscale, base.capacity * wscale)
     best = brute_gap(inst, sense, assign_all)
     res = solve_gap(inst, method="heuristic", sense=sense, assign_all=assign_all, seed=0,
                     iterations=iterations)  # fmt: skip
@@ -132,6 +135,27 @@ def test_the_exact_method_takes_the_proof():
     inst = tc.CASES["gap"]["type_b"][0]()
     res = solve_gap(inst, method="exact", seed=0)
     assert res.status == "infeasible"
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.integers(1, 3), st.integers(0, 5), st.integers(0, 2**31), st.integers(1, 6))
+def test_reduced_weights_keep_the_same_assignments(m, n, seed, g):
+    """Every assignment keeps every capacity before the division exactly when it does after
+    (enumerated), and the divisors divide every weight."""
+    import itertools
+
+    rng = np.random.default_rng(seed)
+    weight = rng.integers(0, 6, size=(m, n)) * g * rng.integers(1, 3, size=(m, 1))
+    cap = rng.integers(0, 20 * g, size=m)
+    w, c, d = reduced_weights(weight, cap)
+    assert np.array_equal(w * d[:, None], weight)
+    for a in itertools.product(range(m), repeat=n):
+        load = np.zeros(m, dtype=np.int64)
+        small = np.zeros(m, dtype=np.int64)
+        for j, i in enumerate(a):
+            load[i] += weight[i, j]
+            small[i] += w[i, j]
+        assert bool((load <= cap).all()) == bool((small <= c).all())
 
 
 def test_the_programme_is_tried_only_where_it_fits():

@@ -53,7 +53,7 @@ from . import tabu as _tabu
 from .lagrangian import RelaxationBounds
 from .model import GapCall, objective_of
 from .relink import ElitePool
-from .search_proof import ProofSteps, proof_fits
+from .search_proof import ProofSteps
 from .search_restarts import RestartSteps
 from .search_start import (  # noqa: F401
     StartSteps,
@@ -473,9 +473,7 @@ class _Search(StartSteps, RestartSteps, ProofSteps):
         self.rc: Optional[np.ndarray] = None
         self.kicks = 0
         # the exact programme over every agent's load on small instances (see _PROOF_PAIRS)
-        self.proof_left = _PROOF_TRIES if proof_fits(self.cap, self.n, _PROOF_PAIRS) else 0
-        self.proof_mark: Optional[tuple] = None
-        self.proof_none = False
+        self.proof_setup(_PROOF_PAIRS, _PROOF_TRIES)
 
     # the clock
     def now(self) -> float:

@@ -30,7 +30,7 @@ import numpy as np
 from .model import objective_of
 from .subgap import solve_subgap
 
-__all__ = ["ProofSteps", "proof_fits"]
+__all__ = ["ProofSteps", "proof_fits", "reduced_weights"]
 
 #: The programme's key (``sum_a load_a prod_{b<a} (cap_b + 1)``) must fit an int64.
 _KEY_BITS = 62.0
@@ -45,11 +45,32 @@ def proof_fits(cap: np.ndarray, n: int, pairs: int) -> bool:
     return float(np.log2(np.asarray(cap, dtype=np.float64) + 1.0).sum()) < _KEY_BITS
 
 
+def reduced_weights(weight: np.ndarray, cap: np.ndarray) -> tuple:
+    """Each agent's weights and capacity divided by the greatest common divisor of its
+    weights (the capacity rounded down), and the divisors: the same assignments keep every
+    capacity, in smaller numbers (weights of 1e11 units: load vectors of 42 bits an agent,
+    5 bits after). Agents whose weights are all 0 keep theirs (divisor 1)."""
+    g = np.gcd.reduce(np.asarray(weight, dtype=np.int64), axis=1)
+    g = np.where(g > 0, g, 1)
+    return (np.ascontiguousarray(weight // g[:, None], dtype=np.int64),
+            np.ascontiguousarray(np.asarray(cap, dtype=np.int64) // g, dtype=np.int64),
+            g)  # fmt: skip
+
+
 class ProofSteps:
     """The proof's step of :class:`.search._Search` (a mixin: the attributes are the
     search's). ``proof_left`` (tries left, 0: none), ``proof_mark`` (the best when the
-    programme last gave up) and ``proof_none`` (it proved that no assignment keeps every
-    capacity) are set by the search."""
+    programme last gave up), ``proof_none`` (it proved that no assignment keeps every
+    capacity) and ``proof_data`` (the weights, capacities and the divisors of
+    :func:`reduced_weights`) are set by :meth:`proof_setup`."""
+
+    def proof_setup(self, pairs: int, tries: int) -> None:
+        """The proof's state at the search's start (``pairs``, ``tries``: the knobs)."""
+        w, c, g = reduced_weights(self.weight, self.cap)
+        self.proof_data = (w, c, g.astype(np.float64))
+        self.proof_left = tries if proof_fits(c, self.n, pairs) else 0
+        self.proof_mark: Optional[tuple] = None
+        self.proof_none = False
 
     def proof_due(self, seen_obj: Optional[float]) -> bool:
         """Whether the programme runs now: tries left, the search's best unchanged in the
@@ -62,20 +83,18 @@ class ProofSteps:
         """The programme over every agent's load against the search's best (see the
         module's docstring); sets ``proven`` when it decides the instance."""
         self.proof_left -= 1
-        # the programme's tolerance (1e-9) is absolute: costs in units of their largest
-        # magnitude make it relative (costs of 1e-9 or 1e12 units alike)
-        scale = float(np.abs(self.cost).max()) if self.cost.size else 0.0
-        scale = scale if scale > 0.0 and math.isfinite(scale) else 1.0
-        target = self.sign * self.best_obj / scale if self.feasible else math.inf
-        lam = np.asarray(self.bounds.best_lam, dtype=np.float64) / scale
-        lam = lam if lam.shape == self.cap.shape and np.isfinite(lam).all() else None
+        # (solve_subgap's tolerance is relative to the largest cost: any units alike)
+        target = self.sign * self.best_obj if self.feasible else math.inf
+        weight, cap, g = self.proof_data
+        # (the multipliers of the reduced weights: lam_i w_ij = (lam_i g_i)(w_ij / g_i))
+        lam = np.asarray(self.bounds.best_lam, dtype=np.float64) * g
+        lam = lam if lam.shape == cap.shape and np.isfinite(lam).all() else None
         until = None
         if self.deadline is not None:
             now = time.perf_counter()
             until = now + share * max(0.0, self.deadline - now)
         why = np.full(1, -1, dtype=np.int64)
-        got = solve_subgap(self.cost / scale, self.weight, self.cap, target, lam, states, until,
-                           why)  # fmt: skip
+        got = solve_subgap(self.cost, weight, cap, target, lam, states, until, why)
         if why[0] == 2 or why[0] < 0:  # given up: the search goes on
             self.proof_mark = (self.best_obj,)
             return

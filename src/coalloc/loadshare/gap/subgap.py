@@ -108,7 +108,9 @@ def solve_subgap(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray,
     cap : numpy.ndarray of int, shape (k,)
         Capacities (``>= 0``).
     bound : float
-        Only assignments costing less than this are sought (``inf``: any).
+        Only assignments costing less than this are sought (``inf``: any), by more than
+        1e-9 times the largest cost magnitude (the costs are divided by it for the layer
+        loop, whose tolerance is absolute).
     lam : numpy.ndarray, shape (k,), optional
         Multipliers ``>= 0`` of the pruning bound (None: zeros, the bound is then the sum
         of the items' least costs).
@@ -138,6 +140,11 @@ def solve_subgap(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray,
         if why is not None:
             why[0] = 0 if found else 1
         return (np.zeros(0, dtype=np.int64), 0.0) if found else None
+    # the layer loop's tolerance (1e-9) is absolute: costs in units of their largest
+    # magnitude make it relative (costs of 1e-11 units: every state "not below" the bound)
+    scale = float(np.abs(cost).max())
+    scale = scale if scale > 0.0 and np.isfinite(scale) else 1.0
+    cost, lam, bound = cost / scale, lam / scale, float(bound) / scale
     red = cost + lam[:, None] * weight
     # the items of the largest spread in reduced cost first: the bound tightens soonest
     order = np.argsort(-(red.max(axis=0) - red.min(axis=0)), kind="stable")
@@ -153,7 +160,7 @@ def solve_subgap(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray,
     to, z = got
     out = np.empty(s, dtype=np.int64)
     out[order] = to
-    return out, z
+    return out, z * scale
 
 
 def _candidate_sets(red: np.ndarray, assign: np.ndarray, k: int,
