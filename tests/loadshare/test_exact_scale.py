@@ -160,12 +160,26 @@ def test_gap_cpsat_irrational_costs_fall_back_to_highs(monkeypatch):
     assert close(res.objective, brute_gap(inst))
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("backend", ["cpsat", "highs", "cbc"])
-@settings(max_examples=25, deadline=None)
-@given(m=st.integers(1, 3), n=st.integers(1, 5), seed=st.integers(0, 2**32 - 1),
-       cscale=st.sampled_from(SCALES), wscale=st.sampled_from([1, 10**3, 10**6, 10**11]),
-       sense=st.sampled_from(["min", "max"]), assign_all=st.booleans())  # fmt: skip
+def _any_scale(test):
+    """The two any-scale tests' draws: every backend, shapes up to 3 x 5, costs of 1e-9 to
+    1e12 units, weights of 1 to 1e11 units, both senses, items that must or may be placed."""
+    test = given(m=st.integers(1, 3), n=st.integers(1, 5), seed=st.integers(0, 2**32 - 1),
+                 cscale=st.sampled_from(SCALES),
+                 wscale=st.sampled_from([1, 10**3, 10**6, 10**11]),
+                 sense=st.sampled_from(["min", "max"]), assign_all=st.booleans())(test)  # fmt: skip
+    test = settings(max_examples=25, deadline=None)(test)
+    return pytest.mark.slow(pytest.mark.parametrize("backend", ["cpsat", "highs", "cbc"])(test))
+
+
+def _scaled_draw(m, n, seed, cscale, wscale, sense, assign_all):
+    """The drawn instance in the drawn units, and its optimum in the base units."""
+    rng = np.random.default_rng(seed)
+    base = GapInstance(rng.integers(1, 50, size=(m, n)), rng.integers(1, 25, size=(m, n)),
+                       rng.integers(5, 40, size=m))  # fmt: skip
+    return scaled_gap(base, cscale, wscale), brute_gap(base, sense, assign_all)
+
+
+@_any_scale
 # found by this test in a suite run: costs of 1e-9 made HiGHS's LP "optimal" above the true
 # optimum (its tolerances are absolute), and that bound proved the heuristic's 4.5e-8 optimal
 @example(m=2, n=5, seed=8218, cscale=1e-9, wscale=10**6, sense="min", assign_all=True)
@@ -175,11 +189,7 @@ def test_gap_exact_any_scale_against_brute_force(backend, m, n, seed, cscale, ws
     heuristic's exact programme (stop 62) or the solver decides, always correctly (the
     solver alone, below)."""
     available(backend)
-    rng = np.random.default_rng(seed)
-    base = GapInstance(rng.integers(1, 50, size=(m, n)), rng.integers(1, 25, size=(m, n)),
-                       rng.integers(5, 40, size=m))  # fmt: skip
-    best = brute_gap(base, sense, assign_all)
-    inst = scaled_gap(base, cscale, wscale)
+    inst, best = _scaled_draw(m, n, seed, cscale, wscale, sense, assign_all)
     res = solve_gap(inst, "exact", sense=sense, assign_all=assign_all, solver=backend,
                     time_limit=30, seed=0)  # fmt: skip
     if best is None:
@@ -191,12 +201,7 @@ def test_gap_exact_any_scale_against_brute_force(backend, m, n, seed, cscale, ws
     assert close(res.objective, best * cscale) or (best == 0 and res.objective == 0)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("backend", ["cpsat", "highs", "cbc"])
-@settings(max_examples=25, deadline=None)
-@given(m=st.integers(1, 3), n=st.integers(1, 5), seed=st.integers(0, 2**32 - 1),
-       cscale=st.sampled_from(SCALES), wscale=st.sampled_from([1, 10**3, 10**6, 10**11]),
-       sense=st.sampled_from(["min", "max"]), assign_all=st.booleans())  # fmt: skip
+@_any_scale
 # CBC at these units says "Integer infeasible" for a 148-unit optimum (stop 62's suite run)
 @example(m=3, n=5, seed=0, cscale=1e-9, wscale=10**11, sense="min", assign_all=True)
 def test_gap_solver_at_any_scale_never_claims_wrongly(backend, m, n, seed, cscale, wscale,
@@ -206,11 +211,7 @@ def test_gap_solver_at_any_scale_never_claims_wrongly(backend, m, n, seed, cscal
     optimum, an ``infeasible`` has none, and anything else keeps an assignment that
     verifies, never better than the optimum."""
     available(backend)
-    rng = np.random.default_rng(seed)
-    base = GapInstance(rng.integers(1, 50, size=(m, n)), rng.integers(1, 25, size=(m, n)),
-                       rng.integers(5, 40, size=m))  # fmt: skip
-    best = brute_gap(base, sense, assign_all)
-    inst = scaled_gap(base, cscale, wscale)
+    inst, best = _scaled_draw(m, n, seed, cscale, wscale, sense, assign_all)
     with pytest.MonkeyPatch.context() as mp:  # (a fixture would outlive one example)
         _no_small_proof(mp)
         res = solve_gap(inst, "exact", sense=sense, assign_all=assign_all, solver=backend,
