@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from coalloc._shared import milp
-from coalloc._shared.jsonio import InstanceError, check_envelope, dump_json, load_json
+from coalloc._shared.jsonio import InstanceError, brief, check_envelope, dump_json, load_json
 from coalloc._shared.result import jsonable, relative_gap
 from coalloc._shared.seeding import (
     MASK64,
@@ -103,6 +103,34 @@ def test_check_envelope():
     with pytest.raises(InstanceError, match=r"f\.json: expected a JSON object, got list"):
         check_envelope([], "coalloc.x", 1, "f.json")
     assert issubclass(InstanceError, ValueError)
+    # a value read from the file is echoed cut short: the message stays one short line
+    # (the fuzzing campaign's "formats" finding: a 3,000-character "format" string)
+    for doc in ({"format": "coalloc.load" + "F" * 3000 + "\n[[1, 2]]"},
+                {"format": "coalloc.x", "version": list(range(5000))}):  # fmt: skip
+        with pytest.raises(InstanceError) as err:
+            check_envelope(doc, "coalloc.x", 1, "f.json")
+        text = str(err.value)
+        assert text.startswith("f.json: ") and "\n" not in text and len(text) < 200, text
+        assert "..." in text
+
+
+def test_a_family_reader_echoes_a_long_format_cut_short(tmp_path):
+    """``solve-batch``'s reader names an unknown format cut short (the fuzzing campaign's
+    "instances" target on the same 3,000-character string)."""
+    from coalloc.batch.worker import read_problem
+
+    path = tmp_path / "long.json"
+    path.write_text('{"format": "coalloc.load' + "F" * 3000 + '", "cost": [[1]]}')
+    with pytest.raises(InstanceError) as err:
+        read_problem(str(path))
+    text = str(err.value)
+    assert "long.json" in text and "not an instance file" in text and len(text) < 600, text
+
+
+def test_brief():
+    assert brief("abc") == "'abc'"
+    assert brief("x" * 500, 20) == "'" + "x" * 16 + "..."
+    assert len(brief(list(range(10**4)))) == 80
 
 
 def test_load_json_errors_name_the_file(tmp_path):

@@ -24,6 +24,7 @@ import numpy as np
 __all__ = [
     "InstanceError",
     "PathOrFile",
+    "brief",
     "num",
     "vec",
     "load_json",
@@ -58,6 +59,14 @@ class InstanceError(ValueError):
     ...     print(exc)
     <stream>: request: missing (required)
     """
+
+
+def brief(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters: a value read from a file, echoed in an
+    error message, keeps the message one short line (a 3,000-character ``"format"`` string
+    made a fuzzing finding)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
 
 
 def num(x: float) -> Union[int, float]:
@@ -546,7 +555,8 @@ def check_envelope(
         raise InstanceError(f"{source}: expected a JSON object, got {type(data).__name__}")
     got = data.get("format")
     if (got is None and required) or (got is not None and got != fmt):
-        raise InstanceError(f"{source}: format is {got!r}, expected {fmt!r}")
+        raise InstanceError(f"{source}: format is {brief(got)}, expected {fmt!r}")
     v = data.get("version", version)
     if isinstance(v, bool) or v != version:
-        raise InstanceError(f"{source}: unsupported version {v!r} (this coalloc reads {version})")
+        raise InstanceError(f"{source}: unsupported version {brief(v)} "
+                            f"(this coalloc reads {version})")  # fmt: skip

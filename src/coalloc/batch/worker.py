@@ -16,7 +16,7 @@ from typing import Any, List, Optional, Tuple
 
 from .._shared import interrupt
 from .._shared.family import kind_of_format, problem_kinds
-from .._shared.jsonio import InstanceError, load_json
+from .._shared.jsonio import InstanceError, brief, load_json
 from .._shared.milp.supervise import new_owned_temp_dir
 from .errors import BatchError, _Invalid, _resolve_seed, _source, _TimedOut, _timeout_message
 from .shipping import spill, unpack
@@ -46,7 +46,7 @@ def read_problem(path: Any) -> Any:
     fmt = data.get("format") if isinstance(data, dict) else None
     known = sorted(kind.format for kind in problem_kinds())
     raise InstanceError(
-        f"{name}: not an instance file of a family (format {fmt!r}; known: {known})"
+        f"{name}: not an instance file of a family (format {brief(fmt)}; known: {known})"
     )
 
 
