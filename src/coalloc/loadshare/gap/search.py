@@ -621,7 +621,7 @@ class _Search(StartSteps, RestartSteps, ProofSteps):
                     b >= self.best_obj if self.sense == "min" else b <= self.best_obj):  # fmt: skip
                 self.proven = True  # proven optimal
                 break
-            if self.proof_left and self.proof_due(round_obj):  # small: the exact programme
+            if self.proof_due(round_obj):  # a small instance: the exact programme
                 self.exact_proof(_PROOF_STATES, _PROOF_SHARE)
                 if self.proven:
                     break
@@ -807,8 +807,7 @@ class _Search(StartSteps, RestartSteps, ProofSteps):
                     if k_auto:
                         phases[1:] = _cycle_phases(self.cost, k_auto, _AUTO_FRESH)
                         fresh_k = -1
-        if (deadline is None and self.proof_left and not self.proven and not self.halted()
-                and self.proof_mark != (self.best_obj,)):  # fmt: skip
+        if deadline is None and not self.proven and not self.halted() and self.proof_open():
             # an untimed search that ended by its iterations before its best stood a round
             self.exact_proof(_PROOF_STATES, _PROOF_SHARE)
         if (deadline is not None and n and not self.feasible and not self.halted()

@@ -72,12 +72,14 @@ class ProofSteps:
         self.proof_mark: Optional[tuple] = None
         self.proof_none = False
 
+    def proof_open(self) -> bool:
+        """Tries left, and the programme not already given up on the search's best."""
+        return self.proof_left > 0 and self.proof_mark != (self.best_obj,)
+
     def proof_due(self, seen_obj: Optional[float]) -> bool:
-        """Whether the programme runs now: tries left, the search's best unchanged in the
-        round just done (``seen_obj``: the best before it), and not already given up on
-        that best."""
-        return (self.proof_left > 0 and self.best_obj == seen_obj
-                and (self.proof_mark is None or self.proof_mark != (self.best_obj,)))
+        """Whether the programme runs after a round: :meth:`proof_open`, and the search's
+        best unchanged in that round (``seen_obj``: the best before it)."""
+        return self.best_obj == seen_obj and self.proof_open()
 
     def exact_proof(self, states: int, share: float) -> None:
         """The programme over every agent's load against the search's best (see the
@@ -95,7 +97,7 @@ class ProofSteps:
             until = now + share * max(0.0, self.deadline - now)
         why = np.full(1, -1, dtype=np.int64)
         got = solve_subgap(self.cost, weight, cap, target, lam, states, until, why)
-        if why[0] == 2 or why[0] < 0:  # given up: the search goes on
+        if why[0] not in (0, 1):  # given up: the search goes on
             self.proof_mark = (self.best_obj,)
             return
         if got is not None:  # the optimum: the answer unless the best is as good
