@@ -320,10 +320,11 @@ _SUBGAP_STATES, _SUBGAP_TRIPLES_FROM = MAX_STATES, 0
 _SUBGAP_STEPS = 30
 #: The exact programme over every agent's load on small instances (:mod:`.search_proof`):
 #: at most this many agent-item pairs (0: off), states a layer, share of a timed call's
-#: time left a try, and tries a call. On: the untimed heuristic ended ``feasible`` at the
+#: limit for all its tries (0.25 of the time left a try lost answers at 0.05 s under
+#: load: stop 62), and tries a call. On: the untimed heuristic ended ``feasible`` at the
 #: optimum, or ``no_solution`` on instances without an assignment, on small instances the
 #: programme decides in under a millisecond (bench/loadshare/ISSUE40.md, stop 62).
-_PROOF_PAIRS, _PROOF_STATES, _PROOF_SHARE, _PROOF_TRIES = 400, 20_000, 0.25, 3
+_PROOF_PAIRS, _PROOF_STATES, _PROOF_SHARE, _PROOF_TRIES = 400, 20_000, 0.1, 3
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
@@ -473,7 +474,8 @@ class _Search(StartSteps, RestartSteps, ProofSteps):
         self.rc: Optional[np.ndarray] = None
         self.kicks = 0
         # the exact programme over every agent's load on small instances (see _PROOF_PAIRS)
-        self.proof_setup(_PROOF_PAIRS, _PROOF_TRIES)
+        self.proof_setup(_PROOF_PAIRS, _PROOF_TRIES,
+                         None if self.deadline is None else _PROOF_SHARE * call.limit)
 
     # the clock
     def now(self) -> float:
@@ -622,7 +624,7 @@ class _Search(StartSteps, RestartSteps, ProofSteps):
                 self.proven = True  # proven optimal
                 break
             if self.proof_due(round_obj):  # a small instance: the exact programme
-                self.exact_proof(_PROOF_STATES, _PROOF_SHARE)
+                self.exact_proof(_PROOF_STATES)
                 if self.proven:
                     break
             if until is not None and time.perf_counter() >= until and self.done >= floor_it:
@@ -809,7 +811,7 @@ class _Search(StartSteps, RestartSteps, ProofSteps):
                         fresh_k = -1
         if deadline is None and not self.proven and not self.halted() and self.proof_open():
             # an untimed search that ended by its iterations before its best stood a round
-            self.exact_proof(_PROOF_STATES, _PROOF_SHARE)
+            self.exact_proof(_PROOF_STATES)
         if (deadline is not None and n and not self.feasible and not self.halted()
                 and not self.proof_none):  # fmt: skip
             # the limit ended the search before any feasible assignment (a short limit under

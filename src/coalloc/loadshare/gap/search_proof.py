@@ -6,15 +6,16 @@ instances: on 3 x 10 to 8 x 16 instances of types b-d the untimed heuristic ende
 ``feasible`` at the optimum, and on 2 x 5 instances with no assignment ``no_solution``,
 while the programme over the agents' loads, pruned by the Lagrangian bound against the
 search's best, decides them in under a millisecond (a timed call searched to its deadline:
-3 s of a 3 s limit on the contract suite's 3 x 10 type a). So when an instance has at most
-``_PROOF_PAIRS`` agent-item pairs and its load vectors fit a 63-bit key, the search runs
-the programme with ``_PROOF_STATES`` states a layer at most (and, timed, ``_PROOF_SHARE``
-of the time left), once its best has not changed in a round; again, up to
-``_PROOF_TRIES`` in all, after a round that improved it if the programme gave up. Its
-outcomes: none below the best (a proof: the best is optimal, or, with none feasible, no
-assignment keeps every capacity), the optimum below it (it becomes the best, proven), or
-given up (the search goes on as before). Untimed, only the state budget stops it, so the
-answer does not depend on the machine's speed.
+3 s of a 3 s limit on the contract suite's 3 x 10 type a).
+
+So when an instance has at most ``_PROOF_PAIRS`` agent-item pairs and its load vectors fit a
+63-bit key, the search runs the programme with ``_PROOF_STATES`` states a layer at most
+(and, timed, within ``_PROOF_SHARE`` of the limit for all its tries), once its best has not
+changed in a round; again, up to ``_PROOF_TRIES`` in all, after a round that improved it if
+the programme gave up. Its outcomes: none below the best (a proof: the best is optimal, or,
+with none feasible, no assignment keeps every capacity), the optimum below it (it becomes
+the best, proven), or given up (the search goes on as before). Untimed, only the state
+budget stops it, so the answer does not depend on the machine's speed.
 
 The knobs stay in :mod:`.search`, where the benches and the tests set them.
 """
@@ -64,24 +65,28 @@ class ProofSteps:
     capacity) and ``proof_data`` (the weights, capacities and the divisors of
     :func:`reduced_weights`) are set by :meth:`proof_setup`."""
 
-    def proof_setup(self, pairs: int, tries: int) -> None:
-        """The proof's state at the search's start (``pairs``, ``tries``: the knobs)."""
+    def proof_setup(self, pairs: int, tries: int, seconds: Optional[float]) -> None:
+        """The proof's state at the search's start (``pairs``, ``tries``: the knobs;
+        ``seconds``: what a timed call's tries may take in all, None untimed)."""
         w, c, g = reduced_weights(self.weight, self.cap)
         self.proof_data = (w, c, g.astype(np.float64))
         self.proof_left = tries if proof_fits(c, self.n, pairs) else 0
+        self.proof_seconds = seconds
         self.proof_mark: Optional[tuple] = None
         self.proof_none = False
 
     def proof_open(self) -> bool:
-        """Tries left, and the programme not already given up on the search's best."""
-        return self.proof_left > 0 and self.proof_mark != (self.best_obj,)
+        """Tries left (and, timed, time for them), and the programme not already given up
+        on the search's best."""
+        return (self.proof_left > 0 and self.proof_mark != (self.best_obj,)
+                and (self.proof_seconds is None or self.proof_seconds > 0))  # fmt: skip
 
     def proof_due(self, seen_obj: Optional[float]) -> bool:
         """Whether the programme runs after a round: :meth:`proof_open`, and the search's
         best unchanged in that round (``seen_obj``: the best before it)."""
         return self.best_obj == seen_obj and self.proof_open()
 
-    def exact_proof(self, states: int, share: float) -> None:
+    def exact_proof(self, states: int) -> None:
         """The programme over every agent's load against the search's best (see the
         module's docstring); sets ``proven`` when it decides the instance."""
         self.proof_left -= 1
@@ -92,11 +97,13 @@ class ProofSteps:
         lam = np.asarray(self.bounds.best_lam, dtype=np.float64) * g
         lam = lam if lam.shape == cap.shape and np.isfinite(lam).all() else None
         until = None
-        if self.deadline is not None:
-            now = time.perf_counter()
-            until = now + share * max(0.0, self.deadline - now)
+        t1 = time.perf_counter()
+        if self.proof_seconds is not None:
+            until = min(self.deadline, t1 + self.proof_seconds)
         why = np.full(1, -1, dtype=np.int64)
         got = solve_subgap(self.cost, weight, cap, target, lam, states, until, why)
+        if self.proof_seconds is not None:
+            self.proof_seconds -= time.perf_counter() - t1
         if why[0] not in (0, 1):  # given up: the search goes on
             self.proof_mark = (self.best_obj,)
             return
