@@ -354,6 +354,7 @@ _TWINS = {
     "loadshare._gapls.shift_descent": "gapls.shift_descent",
     "loadshare._gapls.knapsack_lagrangian": "gapls.knapsack_lagrangian",
     "loadshare._gapsub.subgap_layers": "gapsub.subgap_layers",
+    "loadshare._gapsub.knapsack_tables": "gapsub.knapsack_tables",
     "taskmap._flowinject.cluster": "flowinject.flow_injection_reference",
     "taskmap._multilevel.Level": "multilevel.Level",
     "taskmap._multilevel.apply_move": "multilevel.apply_move",

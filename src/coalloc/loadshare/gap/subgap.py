@@ -33,7 +33,8 @@ import numpy as np
 from .. import _gapsub
 from .._reference import gapsub as _twin
 
-__all__ = ["solve_subgap", "sub_multipliers", "intensify", "MAX_STATES"]
+__all__ = ["solve_subgap", "sub_multipliers", "knapsack_bound", "intensify", "MAX_STATES",
+           "KNAP_CELLS"]
 
 #: The most states a layer of the programme may keep; above it the sub-problem is given up.
 MAX_STATES = 50_000
@@ -42,6 +43,72 @@ _TOL = 1e-9
 #: or ``"numpy"`` (its twin, :mod:`coalloc.loadshare._reference.gapsub`); the same answers,
 #: bit for bit (tests/loadshare/kernels/test_gap_subgap_parity.py).
 _BACKEND = "compiled"
+#: The most cells (``(s + 1) sum_a (cap_a + 1)``) of the knapsack tables of
+#: :func:`knapsack_bound` (16 MB); above it the programme keeps the Lagrangian bound.
+KNAP_CELLS = 2_000_000
+
+
+def knapsack_bound(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, mu: np.ndarray,
+                   target: float, steps: int, cells: Optional[int] = None,
+                   until: Optional[float] = None,
+                   ) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:  # fmt: skip
+    """The knapsack bound's arrays for the layer loop (h63prog): item multipliers from
+    ``mu`` improved by ``steps`` subgradient steps (Polyak's, towards ``target``) on the
+    relaxation of "each item once" (its value: ``sum_u mu_u + sum_a f_a(0, cap_a)``, each
+    agent a 0-1 knapsack; valid for every ``mu``), the best seen kept; then its tables.
+
+    Parameters
+    ----------
+    cost, weight : numpy.ndarray, shape (k, s)
+        The items in the programme's order (costs minimised, weights ``>= 0``).
+    cap : numpy.ndarray of int64, shape (k,)
+        Capacities.
+    mu : numpy.ndarray, shape (s,)
+        The first multipliers (e.g. the least reduced costs ``min_a c_au + lam_a w_au``,
+        whose bound is never below the Lagrangian one).
+    target : float
+        The bound sought (the incumbent); not finite: no steps.
+    steps : int
+        The subgradient steps (0: ``mu`` as given).
+    cells : int, optional
+        The most table cells (None: :data:`KNAP_CELLS`); above, None.
+    until : float, optional
+        A ``time.perf_counter()`` value; passed, no further steps.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray) or None
+        The table, its offsets and the suffix sums of the multipliers
+        (``subgap_layers``' ``knap``, ``koff``, ``murest``), or None (too many cells).
+    """
+    k, s = cost.shape
+    cap = np.ascontiguousarray(cap, dtype=np.int64)
+    rows = (cap.astype(np.float64) + 1.0) * (s + 1)
+    if float(rows.sum()) > (KNAP_CELLS if cells is None else cells):
+        return None
+    koff = np.concatenate([[0], np.cumsum(rows[:-1])]).astype(np.int64)
+    table = np.empty(int(rows.sum()))
+    fill = _gapsub.knapsack_tables if _BACKEND == "compiled" else _twin.knapsack_tables
+    mu = np.array(mu, dtype=np.float64)
+    pick = np.zeros((k, s), dtype=np.int8)
+    best, best_mu, step = -np.inf, mu.copy(), 1.0
+    for it in range(steps if np.isfinite(target) else 0):
+        fill(cost, weight, cap, mu, koff, table, pick)
+        val = float(mu.sum() + table[koff + cap].sum())
+        if val > best:
+            best, best_mu = val, mu.copy()
+        g = 1.0 - pick.sum(axis=0)  # each item's shortfall of "given once"
+        norm = float(g @ g)
+        if norm == 0.0 or val >= target:
+            break
+        if until is not None and time.perf_counter() >= until:
+            break
+        mu = mu + step * max(target - val, 1e-9) / norm * g
+        if it % 10 == 9:
+            step *= 0.5
+    fill(cost, weight, cap, best_mu, koff, table)
+    murest = np.concatenate([np.cumsum(best_mu[::-1])[::-1], [0.0]])
+    return table, koff, murest
 
 
 def sub_multipliers(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, target: float,
@@ -94,7 +161,7 @@ def sub_multipliers(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, targe
 def solve_subgap(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray,
                  bound: float = np.inf, lam: Optional[np.ndarray] = None,
                  max_states: int = MAX_STATES, until: Optional[float] = None,
-                 why: Optional[np.ndarray] = None,
+                 why: Optional[np.ndarray] = None, knap_steps: Optional[int] = None,
                  ) -> Optional[Tuple[np.ndarray, float]]:  # fmt: skip
     """The least-cost assignment of the sub-problem's items to its agents, if one costs
     less than ``bound``.
@@ -122,6 +189,11 @@ def solve_subgap(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray,
         Set to why the call returned: 0 an assignment, 1 None as a proof that no
         assignment within the capacities costs less than ``bound`` (every state of a layer
         pruned), 2 None as given up (the state budget or ``until``).
+    knap_steps : int, optional
+        None: states pruned by the Lagrangian bound of ``lam``; an int: by the knapsack
+        bound of :func:`knapsack_bound` instead (from ``mu_u = min_a c_au + lam_a w_au``
+        and that many subgradient steps towards ``bound``; never weaker with 0 steps),
+        unless its tables exceed :data:`KNAP_CELLS` cells.
 
     Returns
     -------
@@ -152,9 +224,15 @@ def solve_subgap(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray,
     rest = np.concatenate([np.cumsum(red.min(axis=0)[::-1])[::-1], [0.0]])
     wrest = np.concatenate([np.cumsum(weight.min(axis=0)[::-1])[::-1], [0]])
     radix = np.cumprod(np.concatenate([[1], cap[:-1] + 1])).astype(np.int64)
+    cost, weight = np.ascontiguousarray(cost), np.ascontiguousarray(weight)
+    knap = None
+    if knap_steps is not None:
+        knap = knapsack_bound(cost, weight, cap, red.min(axis=0), float(bound), knap_steps,
+                              until=until)
+    extra = {} if knap is None else dict(zip(("knap", "koff", "murest"), knap))
     layers = _gapsub.subgap_layers if _BACKEND == "compiled" else _twin.subgap_layers
-    got = layers(np.ascontiguousarray(cost), np.ascontiguousarray(weight), cap, lam,
-                 rest, wrest, radix, float(bound), int(max_states), until, why=why)  # fmt: skip
+    got = layers(cost, weight, cap, lam, rest, wrest, radix, float(bound), int(max_states),
+                 until, why=why, **extra)  # fmt: skip
     if got is None:
         return None
     to, z = got
