@@ -4,7 +4,9 @@
 the exact dynamic programme over every agent's load (:mod:`coalloc.loadshare.gap.search_proof`)
 once its best has stood for a round. This bench runs ``method="heuristic"`` on small
 instances of several generators, with the programme off (``before``: ``_PROOF_PAIRS = 0``)
-and on (``now``), alternated (``before`` first on even instances), untimed and under
+and on (``now``) (``--before NAME=VALUE``: the ``before`` arm sets that knob of
+:mod:`coalloc.loadshare.gap.search` instead, e.g. ``_PROOF_KNAP=None``), alternated
+(``before`` first on even instances), untimed and under
 ``--limit`` seconds, and reports per arm the statuses, the median and largest wall seconds,
 and whether any answer got worse. Every assignment is checked by ``verify_gap``; with
 ``--referee`` every ``optimal`` and ``infeasible`` is checked against the untimed exact
@@ -22,6 +24,7 @@ data)::
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import statistics
 import time
@@ -62,16 +65,39 @@ def instances(sets: List[str], seeds: int, data: Optional[str]) -> List[Tuple[st
     return out
 
 
-def _call(inst: GapInstance, pairs: int, limit: Optional[float],
+def _call(inst: GapInstance, knob: Optional[tuple], limit: Optional[float],
           method: str = "heuristic") -> tuple:  # fmt: skip
-    search._PROOF_PAIRS = pairs
+    """One call, with ``knob`` (``(name, value)`` of :mod:`.search`) set, None: as is."""
+    old = getattr(search, knob[0]) if knob else None
     params = {} if limit is None else {"time_limit": limit}
-    t = time.perf_counter()
-    r = solve_gap(inst, method=method, seed=0, **params)
-    wall = time.perf_counter() - t
+    try:
+        if knob:
+            setattr(search, knob[0], knob[1])
+        t = time.perf_counter()
+        r = solve_gap(inst, method=method, seed=0, **params)
+        wall = time.perf_counter() - t
+    finally:
+        if knob:
+            setattr(search, knob[0], old)
     if r.assignment is not None and not verify_gap(inst, r.assignment, claimed=r.objective).ok:
         raise SystemExit("an answer does not verify")
     return r.status, r.objective, wall
+
+
+def _by_size(names: List[str], rows: dict, limit: float) -> None:
+    """The calls ending ``optimal`` or ``infeasible`` per set, type and size (orlib as one),
+    per arm and call."""
+    groups: dict = {}
+    for i, name in enumerate(names):
+        g = "orlib" if name.startswith("orlib") else name.rsplit("-s", 1)[0]
+        groups.setdefault(g, []).append(i)
+    cols = [(arm, lim) for lim in (None, limit) for arm in ("before", "now")]
+    print("| instances | n | " + " | ".join(
+        f"{arm} {'untimed' if lim is None else f'{lim:g} s'}" for arm, lim in cols) + " |")
+    print("|---|---:|" + "---:|" * len(cols))
+    for g, idx in groups.items():
+        got = [sum(rows[c][i][0] in ("optimal", "infeasible") for i in idx) for c in cols]
+        print(f"| {g} | {len(idx)} | " + " | ".join(map(str, got)) + " |")
 
 
 def main(argv: Optional[list] = None) -> int:
@@ -83,18 +109,26 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--referee", action="store_true")
     ap.add_argument("--method", default="heuristic", choices=("heuristic", "portfolio"),
                     help="the method measured (portfolio: the default)")
+    ap.add_argument("--before", default="_PROOF_PAIRS=0",
+                    help="NAME=VALUE: the knob of gap.search the before arm sets")
+    ap.add_argument("--by-size", action="store_true",
+                    help="also the calls ending optimal or infeasible by set, type and size")
     add_quiet(ap)
     args = ap.parse_args(argv)
+    name, _, value = args.before.partition("=")
+    if not hasattr(search, name.strip()):
+        ap.error(f"--before: gap.search has no {name.strip()}")
+    before = (name.strip(), ast.literal_eval(value.strip()))
     on = search._PROOF_PAIRS
     insts = instances(args.sets, args.seeds, args.data)
     print(f"load average {os.getloadavg()}; {len(insts)} instances; _PROOF_PAIRS {on}; "
-          f"method {args.method}")  # fmt: skip
+          f"method {args.method}; before: {before[0]} = {before[1]!r}")  # fmt: skip
     rows = {(arm, lim): [] for arm in ("before", "now") for lim in (None, args.limit)}
     worse, wrong = [], []
     for i, (name, inst) in enumerate(bar(insts, desc="small proof")):
         for lim in (None, args.limit):
             arms = ("before", "now") if i % 2 == 0 else ("now", "before")
-            got = {arm: _call(inst, 0 if arm == "before" else on, lim, args.method)
+            got = {arm: _call(inst, before if arm == "before" else None, lim, args.method)
                    for arm in arms}  # fmt: skip
             for arm in arms:
                 rows[(arm, lim)].append(got[arm])
@@ -108,7 +142,6 @@ def main(argv: Optional[list] = None) -> int:
                     and abs(ref.objective - n) <= 1e-9 * max(1.0, abs(n)))  # fmt: skip
                 if not ok:
                     wrong.append((name, got["now"], ref.status, ref.objective))
-        search._PROOF_PAIRS = on
     print(f"load average {os.getloadavg()}")
     print("| call | arm | optimal | feasible | time_limit | infeasible | no_solution "
           "| median s | max s |")  # fmt: skip
@@ -119,6 +152,8 @@ def main(argv: Optional[list] = None) -> int:
         say(f"| {'untimed' if lim is None else f'{lim:g} s'} | {arm} | {c['optimal']} | "
             f"{c['feasible']} | {c['time_limit']} | {c['infeasible']} | {c['no_solution']} | "
             f"{statistics.median(walls):.4f} | {max(walls):.3f} |")  # fmt: skip
+    if args.by_size:
+        _by_size([name for name, _ in insts], rows, args.limit)
     print(f"answers worse with the programme: {len(worse)} {worse[:5]}")
     if args.referee:
         print(f"proofs the exact method contradicts: {len(wrong)} {wrong[:5]}")
