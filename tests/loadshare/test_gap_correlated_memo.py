@@ -110,6 +110,7 @@ def test_timed_calls_take_the_restart_divisor_on_correlated_instances(
     growth, made fast here: ``tabu._RESTART_DIV`` 1); both answers check out."""
     monkeypatch.setattr(gap.search, "_CORRELATED_RESTART_DIV", -1)
     monkeypatch.setattr(tabu, "_RESTART_DIV", 1)
+    monkeypatch.setattr(gap.search, "_PROOF_PAIRS", 0)  # (h63prog's programme proves type c)
     seen = knobs_seen("restart")
     inst = generate_gap(kind, 6, 60, seed=1)
     res = solve_gap(inst, "heuristic", time_limit=0.5, seed=0, with_bound=False)

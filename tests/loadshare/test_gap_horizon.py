@@ -102,6 +102,7 @@ def test_without_the_stall_the_core_phase_keeps_its_share(monkeypatch):
     """The same call with the stall off: the first phase runs to its end (a limit of 2 s,
     its share 0.6 s), so the test above can fail."""
     monkeypatch.setattr(search, "_STALL", 0.0)
+    monkeypatch.setattr(search, "_PROOF_PAIRS", 0)  # (the programme, h63prog, proves it)
     ends = _phase_ends(monkeypatch)
     inst = ls.generators.gap_instance("d", 4, 12, seed=1)
     ls.solve_gap(inst, method="heuristic", seed=0, time_limit=2.0)
