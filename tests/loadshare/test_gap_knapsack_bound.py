@@ -80,13 +80,15 @@ def test_never_weaker_than_the_lagrangian_bound(k, s, seed):
 @settings(max_examples=250, deadline=None, derandomize=True)
 @given(st.integers(1, 3), st.integers(0, 6), st.integers(0, 2**31), st.booleans(),
        st.sampled_from(["least", "drawn"]), st.sampled_from([-1.0, 0.0, 0.25, 1.0, None]),
-       st.sampled_from([10**6, 2, 1]))  # fmt: skip
-@example(3, 6, 0, True, "drawn", 0.0, 10**6)
+       st.sampled_from([10**6, 2, 1]), st.integers(-1, 3))  # fmt: skip
+@example(3, 6, 0, True, "drawn", 0.0, 10**6, -1)
+@example(3, 6, 0, True, "drawn", 0.25, 10**6, 1)
 def test_layers_with_the_knapsack_bound_against_brute_force(k, s, seed, tight, mus, slack,
-                                                            max_states):  # fmt: skip
-    """Any multipliers (the least reduced costs, or drawn of either sign): an answer is the
-    optimum below the bound, a proof (why 1) leaves none below it (no assignment at all on
-    infeasible draws), and only the state budget gives up."""
+                                                            max_states, split):  # fmt: skip
+    """Any multipliers (the least reduced costs, or drawn of either sign), the key in one
+    word or two (``split``): an answer is the optimum below the bound, a proof (why 1)
+    leaves none below it (no assignment at all on infeasible draws), and only the state
+    budget gives up."""
     rng, cost, weight, cap = _draw(k, s, seed, tight)
     best = brute_gap(GapInstance(cost, weight, cap)) if s else 0.0
     bound = np.inf if slack is None or best is None else best + slack
@@ -95,12 +97,15 @@ def test_layers_with_the_knapsack_bound_against_brute_force(k, s, seed, tight, m
     rest = np.zeros(s + 1)
     wrest = np.concatenate([np.cumsum(weight.min(axis=0)[::-1])[::-1], [0]]).astype(np.int64)
     radix = np.cumprod(np.concatenate([[1], cap[:-1] + 1])).astype(np.int64)
+    if 0 <= split < k:  # agents split.. in the second word, keyed again from 1
+        radix = np.concatenate([radix[:split], radix[split:] // radix[split]])
     for mod in (_gapsub, stwin):
         knap, koff, _ = _tables(mod, cost, weight, cap, mu)
         murest = np.concatenate([np.cumsum(mu[::-1])[::-1], [0.0]])
         why = np.full(1, -7, dtype=np.int64)
         got = mod.subgap_layers(cost, weight, cap, lam, rest, wrest, radix, bound, max_states,
-                                why=why, knap=knap, koff=koff, murest=murest)  # fmt: skip
+                                why=why, knap=knap, koff=koff, murest=murest,
+                                split=split)  # fmt: skip
         if why[0] == 0:
             assert got is not None and best is not None and got[1] == pytest.approx(best)
             assert best < bound - 1e-9
@@ -137,6 +142,36 @@ def test_solve_subgap_with_the_knapsack_bound_against_brute_force(k, s, seed, ti
     assert a is not None and a[1] == pytest.approx(best, abs=1e-9)
     np.testing.assert_array_equal(a[0], b[0])
     assert a[1] == b[1]
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(2, 3), st.integers(1, 6), st.integers(0, 2**31), st.booleans())
+def test_load_vectors_of_two_words_against_brute_force(k, s, seed, knap):
+    """Capacities of 2^31-2^32 on two agents, 2^21-2^22 on three (weights alike): the key
+    needs two words (``key_split``); ``solve_subgap`` finds the brute-force optimum, with
+    either bound."""
+    rng = np.random.default_rng(seed)
+    e = 31 if k == 2 else 21
+    cost = rng.integers(0, 20, size=(k, s)).astype(np.float64)
+    weight = rng.integers(0, 2 ** (e - 1), size=(k, s)).astype(np.int64)
+    cap = rng.integers(2**e, 2 ** (e + 1) - 1, size=k).astype(np.int64)
+    split = subgap.key_split(cap)
+    assert split is not None and 0 < split < k
+    assert subgap.key_split(cap, words=1) is None
+    best = brute_gap(GapInstance(cost, weight, cap))
+    got = subgap.solve_subgap(cost, weight, cap, np.inf, knap_steps=5 if knap else None)
+    assert (got is None) == (best is None)
+    if got is not None:
+        assert got[1] == pytest.approx(best)
+
+
+def test_key_split_by_products():
+    assert subgap.key_split(np.array([80] * 9)) == 9  # 57 bits: one word
+    assert subgap.key_split(np.array([80] * 10)) == 9  # 64 bits: nine and one
+    assert subgap.key_split(np.array([2**61 - 1, 1])) == 1  # 2^61 * 2 = 2^62: over
+    assert subgap.key_split(np.array([2**61 - 2, 1])) == 2  # (2^61 - 1) * 2 < 2^62
+    assert subgap.key_split(np.array([2**62 - 1])) is None
+    assert subgap.key_split(np.array([2**40, 2**30, 2**40])) is None
 
 
 def test_too_many_cells_keeps_the_lagrangian_bound(monkeypatch):

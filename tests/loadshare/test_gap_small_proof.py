@@ -163,6 +163,11 @@ def test_the_programme_is_tried_only_where_it_fits():
     assert not proof_fits(np.array([40, 40, 40]), 10, 0)  # off
     assert not proof_fits(np.array([40] * 10), 41, 400)  # 410 pairs
     assert not proof_fits(np.array([2**40, 2**30]), 3, 400)  # a 70-bit key
+    assert proof_fits(np.array([2**40, 2**30]), 3, 400, 2)  # two words (h63prog)
+    assert proof_fits(np.array([80] * 10), 20, 400, 2)  # type d 10 x 20: 64 bits
+    assert not proof_fits(np.array([80] * 10), 20, 400, 1)
+    assert not proof_fits(np.array([2**40, 2**30, 2**40]), 3, 400, 2)  # 110 bits, 40 + 70
+    assert not proof_fits(np.array([2**62]), 3, 400, 2)  # one agent over a word
     assert not proof_fits(np.array([3]), 0, 400)  # no items
     # a generated instance too large for it keeps the search's answer and status
     inst = generate_gap("c", 10, 60, seed=0)

@@ -21,6 +21,10 @@ weighing at most ``r`` on agent b (a 0-1 knapsack, :func:`knapsack_tables`): the
 given to b are one such subset. So a state whose cost plus that sum is not below the
 bound cannot lead to an assignment below it (exact, for every ``mu``). With ``mu_u = min_a
 (c_au + lam_a w_au)`` it is never weaker than the Lagrangian bound (``f_b(t, r) >= -lam_b r``).
+
+With ``split < k`` (h63prog) the key is two words, ``(sum_{a >= split} load_a radix_a,
+sum_{a < split} load_a radix_a)`` in that (lexicographic) order, each below 2^63: load
+vectors of up to 124 bits (ten agents of capacity 80). ``split = k`` is the one word.
 """
 
 import numpy as np
@@ -36,10 +40,12 @@ cdef extern from *:
     #include <chrono>
     #include <cstdint>
     struct CoallocSubCand {
+        std::int64_t hi;
         std::int64_t key;
         double value;
         std::int64_t index;
         bool operator<(const CoallocSubCand& o) const noexcept {
+            if (hi != o.hi) return hi < o.hi;
             if (key != o.key) return key < o.key;
             if (value != o.value) return value < o.value;
             return index < o.index;
@@ -52,6 +58,7 @@ cdef extern from *:
     }
     """
     cdef cppclass CoallocSubCand:
+        int64_t hi
         int64_t key
         double value
         int64_t index
@@ -129,6 +136,7 @@ def subgap_layers(
     const double[::1] knap=None,    # IN knapsack_tables' table (None: the Lagrangian bound)
     const int64_t[::1] koff=None,   # IN (k,) its offsets
     const double[::1] murest=None,  # IN (s + 1,) the sums of mu over items t.. on
+    Py_ssize_t split=-1,            # agents split.. in the key's second word (-1: k, one word)
 ):
     """The programme's layers; ``(agents of the items in this order, cost)`` of the
     cheapest assignment costing less than ``bound - 1e-9``, or None (none, a layer over
@@ -137,7 +145,9 @@ def subgap_layers(
     2 given up (the state budget or ``until``). With ``knap``, ``koff`` and ``murest``
     (:func:`knapsack_tables` of the same items), states are pruned by the knapsack bound
     ``(cost + murest[t + 1]) + sum_b f_b(t + 1, cap_b - load_b)`` (summed agent by agent)
-    instead of the Lagrangian one (``lam`` and ``rest`` unused)."""
+    instead of the Lagrangian one (``lam`` and ``rest`` unused). With ``split`` in
+    ``0..k-1``, agents ``split..`` are keyed in a second word compared first (``radix``
+    starting again at agent ``split``); the states in increasing (second, first) word."""
     cdef Py_ssize_t k = cost.shape[0]
     cdef Py_ssize_t s = cost.shape[1]
     if (weight.shape[0] != k or weight.shape[1] != s or cap.shape[0] != k
@@ -166,11 +176,13 @@ def subgap_layers(
     cdef vector[Py_ssize_t] start   # start[t]: layer t's first entry in parent / choice
     cdef vector[CoallocSubCand] cand
     cdef CoallocSubCand c
-    cdef int64_t l, sla, tot, key, wa
+    cdef int64_t l, sla, tot, key, hi, wa
     cdef double sl, nv, ca, lim = bound - _TOL
     cdef bint ok, gave_up = False, interrupted = False, pruned = False
     if why is not None and why.shape[0] < 1:
         raise ValueError("subgap_layers: why needs one entry")
+    if split < 0 or split > k:
+        split = k
     loads.assign(k, 0)
     value.assign(1, 0.0)
     with nogil:
@@ -191,6 +203,7 @@ def subgap_layers(
                     sl = 0.0
                     tot = 0
                     key = 0
+                    hi = 0
                     for b in range(k):
                         l = loads[p * k + b] + (wa if b == a else 0)
                         sla = cap[b] - l
@@ -208,7 +221,10 @@ def subgap_layers(
                         else:
                             sl = sl + <double>sla * lam[b]
                         tot += l
-                        key += l * radix[b]
+                        if b < split:
+                            key += l * radix[b]
+                        else:
+                            hi += l * radix[b]
                     if not ok:
                         continue
                     nv = value[p] + ca
@@ -220,6 +236,7 @@ def subgap_layers(
                     if capsum - tot < wrest[t + 1]:
                         continue
                     c.key = key
+                    c.hi = hi
                     c.value = nv
                     c.index = a * n0 + p
                     cand.push_back(c)
@@ -229,7 +246,7 @@ def subgap_layers(
             sort(cand.begin(), cand.end())
             ns = 0
             for i in range(<Py_ssize_t>cand.size()):
-                if i == 0 or cand[i].key != cand[i - 1].key:
+                if i == 0 or cand[i].key != cand[i - 1].key or cand[i].hi != cand[i - 1].hi:
                     ns += 1
             if ns > max_states:
                 gave_up = True
@@ -239,7 +256,7 @@ def subgap_layers(
             nvalue.resize(ns)
             ns = 0
             for i in range(<Py_ssize_t>cand.size()):
-                if i > 0 and cand[i].key == cand[i - 1].key:
+                if i > 0 and cand[i].key == cand[i - 1].key and cand[i].hi == cand[i - 1].hi:
                     continue
                 p = cand[i].index % n0
                 a = cand[i].index // n0

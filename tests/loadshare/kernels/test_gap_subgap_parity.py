@@ -139,12 +139,14 @@ def _knap_arrays(cost, weight, cap, mu):
 @given(st.integers(0, 2**32 - 1), st.integers(1, 3), st.integers(0, 12),
        st.sampled_from(["int", "float", "ties"]), st.sampled_from(["least", "drawn"]),
        st.sampled_from([None, -1.0, 0.0, 0.25, 1.0]),
-       st.sampled_from([50_000, 30, 10, 3, 1]))  # fmt: skip
-@example(seed=0, k=3, s=12, costs="ties", mus="least", slack=None, max_states=50_000)
-@example(seed=2, k=1, s=0, costs="int", mus="drawn", slack=None, max_states=50_000)
-def test_knapsack_tables_and_layers_parity(seed, k, s, costs, mus, slack, max_states):
+       st.sampled_from([50_000, 30, 10, 3, 1]), st.integers(-1, 3))  # fmt: skip
+@example(seed=0, k=3, s=12, costs="ties", mus="least", slack=None, max_states=50_000, split=-1)
+@example(seed=2, k=1, s=0, costs="int", mus="drawn", slack=None, max_states=50_000, split=0)
+@example(seed=0, k=3, s=12, costs="ties", mus="least", slack=None, max_states=50_000, split=1)
+def test_knapsack_tables_and_layers_parity(seed, k, s, costs, mus, slack, max_states, split):
     """The tables and the layers pruned by them: the same in the kernel and the twin (costs
-    with many ties, weights 0, capacities 0, multipliers of either sign)."""
+    with many ties, weights 0, capacities 0, multipliers of either sign, the key in one
+    word or two: ``split``, h63prog)."""
     rng = np.random.default_rng(seed)
     if costs == "int":
         cost = rng.integers(-20, 21, size=(k, s)).astype(np.float64)
@@ -159,18 +161,24 @@ def test_knapsack_tables_and_layers_parity(seed, k, s, costs, mus, slack, max_st
     red = args[0] + lam[:, None] * args[1]
     mu = red.min(axis=0) if mus == "least" and s else rng.uniform(-6, 6, size=s)
     knap, koff, murest, _ = _knap_arrays(args[0], args[1], cap, mu)
-    free = _both_knap(args, np.inf, max_states, knap, koff, murest)
+    if 0 <= split < k:  # the key's second word: agents split.. keyed again from 1
+        args = list(args)
+        args[6] = np.concatenate([args[6][:split], args[6][split:] // args[6][split]])
+    free = _both_knap(args, np.inf, max_states, knap, koff, murest, split)
     if slack is not None and free is not None:  # a bound just above, at, below the optimum
-        _both_knap(args, free[1] + slack, max_states, knap, koff, murest)
+        _both_knap(args, free[1] + slack, max_states, knap, koff, murest, split)
+    if 0 <= split < k and free is not None:  # the same optimum as with one word
+        one = _both_knap(_prepared(cost, weight, cap, lam), np.inf, 10**6, knap, koff, murest)
+        assert one is not None and one[1] == pytest.approx(free[1], abs=1e-9)
 
 
-def _both_knap(args, bound, max_states, knap, koff, murest):
+def _both_knap(args, bound, max_states, knap, koff, murest, split=-1):
     """The layers pruned by the knapsack bound in both modules: the same answer and why."""
     got, whys = [], []
     for mod in (_gapsub, stwin):
         why = np.full(1, -3, dtype=np.int64)
         got.append(mod.subgap_layers(*args, bound, max_states, why=why, knap=knap, koff=koff,
-                                     murest=murest))  # fmt: skip
+                                     murest=murest, split=split))  # fmt: skip
         whys.append(int(why[0]))
     a, b = got
     assert whys[0] == whys[1]

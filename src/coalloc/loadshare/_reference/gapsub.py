@@ -57,12 +57,13 @@ def subgap_layers(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, lam: np
                   max_states: int, until: Optional[float] = None, deadline=None,
                   why: Optional[np.ndarray] = None, knap: Optional[np.ndarray] = None,
                   koff: Optional[np.ndarray] = None, murest: Optional[np.ndarray] = None,
-                  ) -> Optional[Tuple[np.ndarray, float]]:  # fmt: skip
+                  split: int = -1) -> Optional[Tuple[np.ndarray, float]]:  # fmt: skip
     """Twin of ``_gapsub.subgap_layers``: ``(agents of the items in this order, cost)`` of
     the cheapest assignment costing less than ``bound - 1e-9``, or None (none, a layer
     over ``max_states`` states, or ``until`` passed between two items); ``why[0]``, when
     given: 0 an assignment, 1 none below the bound (a proof), 2 given up; with ``knap``,
-    ``koff`` and ``murest``, the knapsack bound in place of the Lagrangian one."""
+    ``koff`` and ``murest``, the knapsack bound in place of the Lagrangian one; ``split``
+    in ``0..k-1``: agents ``split..`` keyed in a second word compared first."""
     if (knap is None) != (koff is None) or (knap is None) != (murest is None):
         raise ValueError("subgap_layers: knap, koff and murest go together")
     if why is not None and why.shape[0] < 1:
@@ -77,6 +78,7 @@ def subgap_layers(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, lam: np
             why[0] = code
 
     k, s = cost.shape
+    split = k if split < 0 or split > k else split
     capsum = int(cap.sum())
     loads = np.zeros((1, k), dtype=np.int64)
     value = np.zeros(1)
@@ -112,11 +114,11 @@ def subgap_layers(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, lam: np
             said(1)
             return None
         nl, nv = nl[idx], nv[idx]
-        key = nl @ radix
-        o = np.lexsort((nv, key))
-        ko = key[o]
+        key, hi = nl[:, :split] @ radix[:split], nl[:, split:] @ radix[split:]
+        o = np.lexsort((nv, key, hi))
+        ko, ho = key[o], hi[o]
         first = np.ones(o.size, dtype=bool)
-        first[1:] = ko[1:] != ko[:-1]
+        first[1:] = (ko[1:] != ko[:-1]) | (ho[1:] != ho[:-1])
         o = o[first]
         if o.size > max_states:
             said(2)

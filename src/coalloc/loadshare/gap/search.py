@@ -331,6 +331,9 @@ _PROOF_PAIRS, _PROOF_STATES, _PROOF_SHARE, _PROOF_TRIES = 400, 20_000, 0.1, 3
 #: bound; None: the Lagrangian bound. On the small-proof bench's 38 undecided instances the
 #: largest layer fell from 20,000+ to under 8,000 on 34 (bench/loadshare/ISSUE40.md, h63prog).
 _PROOF_KNAP: Optional[int] = 30
+#: ... and the words of its load vectors' key: 1, 62 bits; 2, two words of 62 bits
+#: (h63prog: Chu-Beasley type d 10 x 20 needs 64 bits).
+_PROOF_KEY_WORDS = 2
 
 #: A trajectory row: (seconds from the call's start, objective or None, bound or None).
 Row = Tuple[float, Optional[float], Optional[float]]
@@ -481,7 +484,8 @@ class _Search(StartSteps, RestartSteps, ProofSteps):
         self.kicks = 0
         # the exact programme over every agent's load on small instances (see _PROOF_PAIRS)
         self.proof_setup(_PROOF_PAIRS, _PROOF_TRIES,
-                         None if self.deadline is None else _PROOF_SHARE * call.limit)
+                         None if self.deadline is None else _PROOF_SHARE * call.limit,
+                         _PROOF_KEY_WORDS)
 
     # the clock
     def now(self) -> float:

@@ -35,7 +35,7 @@ from typing import Optional
 import numpy as np
 
 from .model import objective_of
-from .subgap import solve_subgap
+from .subgap import key_split, solve_subgap
 
 __all__ = ["ProofSteps", "proof_fits", "reduced_weights"]
 
@@ -43,13 +43,16 @@ __all__ = ["ProofSteps", "proof_fits", "reduced_weights"]
 _KEY_BITS = 62.0
 
 
-def proof_fits(cap: np.ndarray, n: int, pairs: int) -> bool:
+def proof_fits(cap: np.ndarray, n: int, pairs: int, words: int = 1) -> bool:
     """Whether the programme over every agent's load may run: at most ``pairs`` agent-item
-    pairs (0: never) and load vectors whose key fits 62 bits."""
+    pairs (0: never) and load vectors whose key fits 62 bits, or with ``words`` 2 two
+    words of 62 bits (:func:`.subgap.key_split`, h63prog)."""
     m = int(cap.shape[0])
     if pairs <= 0 or n <= 0 or m * n > pairs:
         return False
-    return float(np.log2(np.asarray(cap, dtype=np.float64) + 1.0).sum()) < _KEY_BITS
+    if float(np.log2(np.asarray(cap, dtype=np.float64) + 1.0).sum()) < _KEY_BITS:
+        return True
+    return words >= 2 and key_split(cap, words) is not None
 
 
 def reduced_weights(weight: np.ndarray, cap: np.ndarray) -> tuple:
@@ -71,12 +74,13 @@ class ProofSteps:
     capacity) and ``proof_data`` (the weights, capacities and the divisors of
     :func:`reduced_weights`) are set by :meth:`proof_setup`."""
 
-    def proof_setup(self, pairs: int, tries: int, seconds: Optional[float]) -> None:
-        """The proof's state at the search's start (``pairs``, ``tries``: the knobs;
-        ``seconds``: what a timed call's tries may take in all, None untimed)."""
+    def proof_setup(self, pairs: int, tries: int, seconds: Optional[float],
+                    words: int = 1) -> None:  # fmt: skip
+        """The proof's state at the search's start (``pairs``, ``tries``, ``words``: the
+        knobs; ``seconds``: what a timed call's tries may take in all, None untimed)."""
         w, c, g = reduced_weights(self.weight, self.cap)
         self.proof_data = (w, c, g.astype(np.float64))
-        self.proof_left = tries if proof_fits(c, self.n, pairs) else 0
+        self.proof_left = tries if proof_fits(c, self.n, pairs, words) else 0
         self.proof_seconds = seconds
         self.proof_mark: Optional[tuple] = None
         self.proof_none = False

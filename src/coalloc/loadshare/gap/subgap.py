@@ -33,8 +33,8 @@ import numpy as np
 from .. import _gapsub
 from .._reference import gapsub as _twin
 
-__all__ = ["solve_subgap", "sub_multipliers", "knapsack_bound", "intensify", "MAX_STATES",
-           "KNAP_CELLS"]
+__all__ = ["solve_subgap", "sub_multipliers", "knapsack_bound", "key_split", "intensify",
+           "MAX_STATES", "KNAP_CELLS"]
 
 #: The most states a layer of the programme may keep; above it the sub-problem is given up.
 MAX_STATES = 50_000
@@ -46,6 +46,28 @@ _BACKEND = "compiled"
 #: The most cells (``(s + 1) sum_a (cap_a + 1)``) of the knapsack tables of
 #: :func:`knapsack_bound` (16 MB); above it the programme keeps the Lagrangian bound.
 KNAP_CELLS = 2_000_000
+#: Each word of the layer loop's key below this (the key of a word is at most its product
+#: of ``cap_a + 1``, less one).
+_WORD = 2**62
+
+
+def key_split(cap: np.ndarray, words: int = 2) -> Optional[int]:
+    """The first agent of the load vectors' second key word (h63prog): ``len(cap)`` when
+    the product of every ``cap_a + 1`` is below 2^62 (one word), else the longest prefix
+    below it if the rest's product is below it too and ``words >= 2``; None: the key does
+    not fit ``words`` words."""
+    prod, split = 1, len(cap)
+    for a, c in enumerate(np.asarray(cap).tolist()):
+        if prod * (int(c) + 1) >= _WORD:
+            split = a
+            break
+        prod *= int(c) + 1
+    if split == len(cap):
+        return split
+    rest = 1
+    for c in np.asarray(cap)[split:].tolist():
+        rest *= int(c) + 1
+    return split if words >= 2 and rest < _WORD else None
 
 
 def knapsack_bound(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray, mu: np.ndarray,
@@ -223,7 +245,14 @@ def solve_subgap(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray,
     cost, weight, red = cost[:, order], weight[:, order], red[:, order]
     rest = np.concatenate([np.cumsum(red.min(axis=0)[::-1])[::-1], [0.0]])
     wrest = np.concatenate([np.cumsum(weight.min(axis=0)[::-1])[::-1], [0]])
-    radix = np.cumprod(np.concatenate([[1], cap[:-1] + 1])).astype(np.int64)
+    split = key_split(cap)
+    if split is None or split == k:  # one word (None: as before; callers keep to fits)
+        split = k
+        radix = np.cumprod(np.concatenate([[1], cap[:-1] + 1])).astype(np.int64)
+    else:  # two words: agents split.. keyed again from 1
+        radix = np.concatenate([np.cumprod(np.concatenate([[1], cap[:split - 1] + 1])),
+                                np.cumprod(np.concatenate([[1], cap[split:-1] + 1]))])
+        radix = radix.astype(np.int64)
     cost, weight = np.ascontiguousarray(cost), np.ascontiguousarray(weight)
     knap = None
     if knap_steps is not None:
@@ -232,7 +261,7 @@ def solve_subgap(cost: np.ndarray, weight: np.ndarray, cap: np.ndarray,
     extra = {} if knap is None else dict(zip(("knap", "koff", "murest"), knap))
     layers = _gapsub.subgap_layers if _BACKEND == "compiled" else _twin.subgap_layers
     got = layers(cost, weight, cap, lam, rest, wrest, radix, float(bound), int(max_states),
-                 until, why=why, **extra)  # fmt: skip
+                 until, why=why, split=split, **extra)  # fmt: skip
     if got is None:
         return None
     to, z = got
