@@ -4,7 +4,7 @@
 the exact dynamic programme over every agent's load (:mod:`coalloc.loadshare.gap.search_proof`)
 once its best has stood for a round. This bench runs ``method="heuristic"`` on small
 instances of several generators, with the programme off (``before``: ``_PROOF_PAIRS = 0``)
-and on (``now``) (``--before NAME=VALUE``: the ``before`` arm sets that knob of
+and on (``now``) (``--before NAME=VALUE ...``: the ``before`` arm sets those knobs of
 :mod:`coalloc.loadshare.gap.search` instead, e.g. ``_PROOF_KNAP=None``), alternated
 (``before`` first on even instances), untimed and under
 ``--limit`` seconds, and reports per arm the statuses, the median and largest wall seconds,
@@ -65,20 +65,20 @@ def instances(sets: List[str], seeds: int, data: Optional[str]) -> List[Tuple[st
     return out
 
 
-def _call(inst: GapInstance, knob: Optional[tuple], limit: Optional[float],
+def _call(inst: GapInstance, knobs: List[tuple], limit: Optional[float],
           method: str = "heuristic") -> tuple:  # fmt: skip
-    """One call, with ``knob`` (``(name, value)`` of :mod:`.search`) set, None: as is."""
-    old = getattr(search, knob[0]) if knob else None
+    """One call, with ``knobs`` (``(name, value)`` of :mod:`.search`) set, restored after."""
+    old = [(name, getattr(search, name)) for name, _ in knobs]
     params = {} if limit is None else {"time_limit": limit}
     try:
-        if knob:
-            setattr(search, knob[0], knob[1])
+        for name, value in knobs:
+            setattr(search, name, value)
         t = time.perf_counter()
         r = solve_gap(inst, method=method, seed=0, **params)
         wall = time.perf_counter() - t
     finally:
-        if knob:
-            setattr(search, knob[0], old)
+        for name, value in old:
+            setattr(search, name, value)
     if r.assignment is not None and not verify_gap(inst, r.assignment, claimed=r.objective).ok:
         raise SystemExit("an answer does not verify")
     return r.status, r.objective, wall
@@ -109,26 +109,28 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--referee", action="store_true")
     ap.add_argument("--method", default="heuristic", choices=("heuristic", "portfolio"),
                     help="the method measured (portfolio: the default)")
-    ap.add_argument("--before", default="_PROOF_PAIRS=0",
-                    help="NAME=VALUE: the knob of gap.search the before arm sets")
+    ap.add_argument("--before", nargs="+", default=["_PROOF_PAIRS=0"],
+                    help="NAME=VALUE ...: the knobs of gap.search the before arm sets")
     ap.add_argument("--by-size", action="store_true",
                     help="also the calls ending optimal or infeasible by set, type and size")
     add_quiet(ap)
     args = ap.parse_args(argv)
-    name, _, value = args.before.partition("=")
-    if not hasattr(search, name.strip()):
-        ap.error(f"--before: gap.search has no {name.strip()}")
-    before = (name.strip(), ast.literal_eval(value.strip()))
+    before = []
+    for text in args.before:
+        name, _, value = text.partition("=")
+        if not hasattr(search, name.strip()):
+            ap.error(f"--before: gap.search has no {name.strip()}")
+        before.append((name.strip(), ast.literal_eval(value.strip())))
     on = search._PROOF_PAIRS
     insts = instances(args.sets, args.seeds, args.data)
     print(f"load average {os.getloadavg()}; {len(insts)} instances; _PROOF_PAIRS {on}; "
-          f"method {args.method}; before: {before[0]} = {before[1]!r}")  # fmt: skip
+          f"method {args.method}; before: {before}")  # fmt: skip
     rows = {(arm, lim): [] for arm in ("before", "now") for lim in (None, args.limit)}
     worse, wrong = [], []
     for i, (name, inst) in enumerate(bar(insts, desc="small proof")):
         for lim in (None, args.limit):
             arms = ("before", "now") if i % 2 == 0 else ("now", "before")
-            got = {arm: _call(inst, before if arm == "before" else None, lim, args.method)
+            got = {arm: _call(inst, before if arm == "before" else [], lim, args.method)
                    for arm in arms}  # fmt: skip
             for arm in arms:
                 rows[(arm, lim)].append(got[arm])
