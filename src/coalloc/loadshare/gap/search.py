@@ -328,8 +328,9 @@ _PROOF_PAIRS, _PROOF_STATES, _PROOF_SHARE, _PROOF_TRIES = 400, 20_000, 0.1, 3
 #: ... its states pruned by the knapsack bound (each agent a 0-1 knapsack over the items
 #: left at its residual capacity, item multipliers from the Lagrangian reduced costs and
 #: this many subgradient steps; :func:`.subgap.knapsack_bound`) in place of the Lagrangian
-#: bound; None: the Lagrangian bound. On the small-proof bench's 38 undecided instances the
-#: largest layer fell from 20,000+ to under 8,000 on 34 (bench/loadshare/ISSUE40.md, h63prog).
+#: bound; None: the Lagrangian bound. The untimed heuristic decided 132 -> 160 of the
+#: small-proof bench's 170 instances (type d from 5 x 15 on; bench/loadshare/ISSUE40.md,
+#: h63prog).
 _PROOF_KNAP: Optional[int] = 30
 #: ... and the words of its load vectors' key: 1, 62 bits; 2, two words of 62 bits
 #: (h63prog: Chu-Beasley type d 10 x 20 needs 64 bits).
