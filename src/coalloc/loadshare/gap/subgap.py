@@ -16,6 +16,12 @@ loop is compiled (:mod:`coalloc.loadshare._gapsub`, h50gap; the NumPy twin
 :mod:`coalloc.loadshare._reference.gapsub` gives the same answers bit for bit): 0.2-1.6 ms
 a set of three agents on Chu-Beasley d in place of 2-13 ms.
 
+With ``knap_steps`` (h63prog; the search's proof on small instances, ``search._PROOF_KNAP``)
+the states are pruned by a stronger bound, each agent's 0-1 knapsack over the items left at
+its residual capacity (:func:`knapsack_bound`; the proof of its validity is in the kernel's
+docstring), and load vectors that do not fit one 62-bit key are keyed in two words
+(:func:`key_split`).
+
 :func:`intensify` applies it to an assignment over sets of agents chosen where items
 are contested (an item's cheapest other agent in the reduced costs), until a deadline,
 and keeps every improvement. Off by default in the search (``search._SUBGAP``; the
