@@ -38,6 +38,12 @@ KNOBS = (
     ("bisection", "FIEDLER_SHARED"),
     ("refinement", "MOVE_KERNEL"),
     ("bisection", "GROW_MEMO"),
+    ("levels", "EXPAND_KERNEL"),
+    ("refinement", "DEST_KERNEL"),
+    ("refinement", "BEST_MOVE_KERNEL"),
+    ("refinement", "LOADS_KERNEL"),
+    ("refinement", "CUT_KERNEL"),
+    ("sumrefine", "CROSS_KERNEL"),
 )
 
 

@@ -277,6 +277,149 @@ void hop_kernel(i64 n, const i64* ip, const i64* ix, i64 src, double* dist) {
     }
 }
 
+
+
+// The sums of score_moves for one candidate (task t from processor a to b): acc[e] += the
+// stream weights along the routes, in the twin's order (+w along b - q for every neighbour
+// q, then -w along a - q); the links touched are listed in `used` (seen[] marks them).
+inline void move_deltas(const i64* pip, const i64* pix, const double* pw, const i64* prp,
+                        const i64* prl, const i64* pm, i64 P, i64 t, i64 a, i64 b,
+                        std::vector<double>& acc, std::vector<char>& seen,
+                        std::vector<i64>& used) {
+    for (int pass = 0; pass < 2; ++pass) {
+        const i64 from = pass == 0 ? b : a;
+        for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+            const double w = pass == 0 ? pw[q] : -pw[q];
+            const i64 pair = from * P + pm[pix[q]];
+            for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) {
+                const i64 e = prl[j];
+                acc[e] += w;
+                if (!seen[e]) seen[e] = 1, used.push_back(e);
+            }
+        }
+    }
+}
+
+// NumPy's maximum (a NaN operand gives NaN).
+inline double np_maximum(double x, double y) {
+    if (std::isnan(x)) return x;
+    if (std::isnan(y)) return y;
+    return x >= y ? x : y;
+}
+
+// CPython's set of small non-negative ints (hash(v) == v), emulated slot for slot: the
+// iteration order of a Python set is the order of its table's slots, and refine breaks ties
+// between moves in that order (Objects/setobject.c: linear probes of 9, then the perturbed
+// step; a table of 8 slots grown to the smallest power of two above 4 * used whenever
+// 5 * fill >= 3 * mask; discard leaves a dummy). The parity tests compare it with Python's
+// own set on random sequences.
+class PySmallIntSet {
+  public:
+    static constexpr i64 kEmpty = -1, kDummy = -2;
+    PySmallIntSet() : table_(8, kEmpty) {}
+
+    void clear() {
+        table_.assign(8, kEmpty);
+        fill_ = used_ = 0;
+    }
+    void add(i64 v) {
+        const std::size_t mask = table_.size() - 1;
+        std::size_t i = static_cast<std::size_t>(v) & mask;
+        std::size_t perturb = static_cast<std::size_t>(v);
+        std::size_t freeslot = SIZE_MAX;
+        while (true) {
+            std::size_t j = i;
+            int probes = (i + kLinearProbes <= mask) ? kLinearProbes : 0;
+            do {
+                const i64 key = table_[j];
+                if (key == kEmpty) {
+                    if (freeslot != SIZE_MAX) {
+                        table_[freeslot] = v;
+                        ++used_;
+                        return;
+                    }
+                    table_[j] = v;
+                    ++fill_;
+                    ++used_;
+                    if (fill_ * 5 >= mask * 3) resize(used_ > 50000 ? used_ * 2 : used_ * 4);
+                    return;
+                }
+                if (key == v) return;
+                if (key == kDummy && freeslot == SIZE_MAX) freeslot = j;
+                ++j;
+            } while (probes--);
+            perturb >>= kPerturbShift;
+            i = (i * 5 + 1 + perturb) & mask;
+        }
+    }
+    void discard(i64 v) {
+        const std::size_t mask = table_.size() - 1;
+        std::size_t i = static_cast<std::size_t>(v) & mask;
+        std::size_t perturb = static_cast<std::size_t>(v);
+        while (true) {
+            std::size_t j = i;
+            int probes = (i + kLinearProbes <= mask) ? kLinearProbes : 0;
+            do {
+                const i64 key = table_[j];
+                if (key == kEmpty) return;
+                if (key == v) {
+                    table_[j] = kDummy;
+                    --used_;
+                    return;
+                }
+                ++j;
+            } while (probes--);
+            perturb >>= kPerturbShift;
+            i = (i * 5 + 1 + perturb) & mask;
+        }
+    }
+    template <class F>
+    void for_each(F&& f) const {
+        for (i64 key : table_)
+            if (key >= 0) f(key);
+    }
+    std::size_t size() const { return used_; }
+
+  private:
+    static constexpr int kLinearProbes = 9;
+    static constexpr int kPerturbShift = 5;
+    std::vector<i64> table_;
+    std::size_t fill_ = 0, used_ = 0;
+
+    void resize(std::size_t minused) {
+        std::size_t size = 8;
+        while (size <= minused) size <<= 1;
+        std::vector<i64> old(size, kEmpty);
+        old.swap(table_);
+        const std::size_t mask = size - 1;
+        for (i64 key : old) {
+            if (key < 0) continue;
+            std::size_t i = static_cast<std::size_t>(key) & mask;
+            std::size_t perturb = static_cast<std::size_t>(key);
+            std::size_t slot = i;
+            while (true) {  // set_insert_clean: the probes move the slot, not i
+                slot = i;
+                if (table_[slot] == kEmpty) break;
+                bool done = false;
+                if (i + kLinearProbes <= mask) {
+                    for (int j = 0; j < kLinearProbes; ++j) {
+                        ++slot;
+                        if (table_[slot] == kEmpty) {
+                            done = true;
+                            break;
+                        }
+                    }
+                }
+                if (done) break;
+                perturb >>= kPerturbShift;
+                i = (i * 5 + 1 + perturb) & mask;
+            }
+            table_[slot] = key;
+        }
+        fill_ = used_;
+    }
+};
+
 }  // namespace
 
 PYBIND11_MODULE(_multilevel, mod) {
@@ -570,4 +713,378 @@ PYBIND11_MODULE(_multilevel, mod) {
         py::arg("w"), py::arg("t"), py::arg("b"),
         "Move task t (weight w) to processor b in place: the link loads along its streams' "
         "routes (lload), the processors' loads (nload) and m.");
+    mod.def(
+        "expand",
+        [](Arr<i64> starts, Arr<i64> lens) {
+            need(lens.ndim() == 1, "lens must be 1-D, got shape " + shape_of(lens));
+            const i64 k = lens.shape(0);
+            need_length(starts, k, "starts", "len(lens)");
+            const i64* ps = starts.data();
+            const i64* pl = lens.data();
+            i64 total = 0;
+            for (i64 r = 0; r < k; ++r) {
+                need(pl[r] >= 0, "lens must be >= 0");
+                total += pl[r];
+            }
+            py::array_t<i64> index(total), owner(total);
+            i64* pi = index.mutable_data();
+            i64* po = owner.mutable_data();
+            for (i64 r = 0, o = 0; r < k; ++r)
+                for (i64 j = 0; j < pl[r]; ++j, ++o) pi[o] = ps[r] + j, po[o] = r;
+            return py::make_tuple(index, owner);
+        },
+        py::arg("starts"), py::arg("lens"),
+        "Indices starts[r] + 0..lens[r]-1 run after run, and the run r of each (int64).");
+    mod.def(
+        "destinations",
+        [](const LevelView& G, Arr<i64> m, Arr<i64> tasks, Arr<i64> light, i64 P) {
+            need_length(m, G.n, "m");
+            need(tasks.ndim() == 1, "tasks must be 1-D, got shape " + shape_of(tasks));
+            need(light.ndim() == 1, "light must be 1-D, got shape " + shape_of(light));
+            need(P >= 1, "P must be >= 1");
+            const i64 k = tasks.shape(0), nl = light.shape(0);
+            const i64* pt = tasks.data();
+            const i64* pli = light.data();
+            const i64* pm = m.data();
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            for (i64 i = 0; i < nl; ++i)
+                need(pli[i] >= 0 && pli[i] < P, "light must hold processors in [0, P)");
+            for (i64 i = 0; i < k; ++i) {
+                need(pt[i] >= 0 && pt[i] < G.n, "tasks must hold vertices in [0, n)");
+                need(pm[pt[i]] >= 0 && pm[pt[i]] < P, "m must hold processors in [0, P)");
+                for (i64 q = pip[pt[i]]; q < pip[pt[i] + 1]; ++q)
+                    need(pm[pix[q]] >= 0 && pm[pix[q]] < P, "m must hold processors in [0, P)");
+            }
+            std::vector<i64> rt, rb;
+            PySmallIntSet dest;
+            for (i64 i = 0; i < k; ++i) {
+                const i64 t = pt[i], a = pm[t];
+                dest.clear();
+                for (i64 q = pip[t]; q < pip[t + 1]; ++q) dest.add(pm[pix[q]]);
+                for (i64 j = 0; j < nl; ++j) dest.add(pli[j]);
+                if (a > 0) dest.add(a - 1);
+                if (a < P - 1) dest.add(a + 1);
+                dest.discard(a);
+                dest.for_each([&](i64 b) {
+                    rt.push_back(t);
+                    rb.push_back(b);
+                });
+            }
+            return py::make_tuple(coalloc::bind::to_array(rt), coalloc::bind::to_array(rb));
+        },
+        py::arg("level"), py::arg("m"), py::arg("tasks"), py::arg("light"), py::arg("P"),
+        "The candidate moves of refine: each task to its neighbours' processors, the light "
+        "ones and its two adjacent ones, in the order Python's set of those ints iterates "
+        "(built in that order, its own processor discarded); (tasks, processors) as int64.");
+    mod.def(
+        "best_move",
+        [](const LevelView& G, const PairRoutesView& R, Arr<i64> m, Arr<double> lload,
+           Arr<double> bw, Arr<i64> rt, Arr<i64> rb, Arr<double> node_part, i64 link,
+           double tiny) {
+            const i64 n = G.n, P = R.P, E = R.E;
+            need_length(m, n, "m");
+            need_length(lload, E, "lload", "n_links");
+            need_length(bw, E, "bw", "n_links");
+            need(rt.ndim() == 1, "rt must be 1-D, got shape " + shape_of(rt));
+            const i64 k = rt.shape(0);
+            need(k >= 1, "rt must not be empty");
+            need_length(rb, k, "rb", "len(rt)");
+            need_length(node_part, k, "node_part", "len(rt)");
+            need(link >= -1 && link < E, "link must be -1 or in [0, n_links)");
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const i64* prp = R.rptr.data();
+            const i64* prl = R.rlink.data();
+            const i64* pm = m.data();
+            const i64* prt = rt.data();
+            const i64* prb = rb.data();
+            const double* pnp = node_part.data();
+            for (i64 i = 0; i < k; ++i) {
+                need(prt[i] >= 0 && prt[i] < n, "rt must hold tasks in [0, n)");
+                need(prb[i] >= 0 && prb[i] < P, "rb must hold processors in [0, P)");
+                const i64 t = prt[i];
+                if (i > 0 && t == prt[i - 1]) continue;  // (a task's moves come together)
+                need(pm[t] >= 0 && pm[t] < P, "m must hold processors in [0, P)");
+                for (i64 q = pip[t]; q < pip[t + 1]; ++q)
+                    need(pm[pix[q]] >= 0 && pm[pix[q]] < P, "m must hold processors in [0, P)");
+            }
+            const double* pl = lload.data();
+            const double* pbw = bw.data();
+            i64 pick = -1;
+            double top = 0.0;
+            {
+                py::gil_scoped_release release;
+                std::vector<double> acc(static_cast<std::size_t>(E), 0.0);
+                std::vector<char> seen(static_cast<std::size_t>(E), 0);
+                std::vector<i64> used;
+                const double ninf = -std::numeric_limits<double>::infinity();
+                const double inf = std::numeric_limits<double>::infinity();
+                // the score of the twin (np.maximum of the parts; a link's own rule)
+                auto score = [&](i64 i) {
+                    const i64 t = prt[i], a = pm[t], b = prb[i];
+                    move_deltas(pip, pix, pw, prp, prl, pm, P, t, a, b, acc, seen, used);
+                    double up = ninf;
+                    for (i64 e : used) {
+                        const double d = acc[e];
+                        if (d > tiny * (1 + pl[e])) {
+                            const double v = (pl[e] + d) / pbw[e];
+                            if (v > up) up = v;
+                        }
+                    }
+                    const double dv = link >= 0 ? acc[link] : 0.0;
+                    for (i64 e : used) acc[e] = 0.0, seen[e] = 0;
+                    used.clear();
+                    double s = np_maximum(up, pnp[i]);
+                    if (link >= 0) {
+                        s = np_maximum(s, (pl[link] + dv) / pbw[link]);
+                        if (!(dv < -tiny * (1 + pl[link]))) s = inf;
+                    }
+                    return s;
+                };
+                bool any_nan = false;
+                for (i64 i = 0; i < k; ++i) any_nan = any_nan || std::isnan(pnp[i]);
+                if (any_nan) {  // NumPy's argmin over every score (the first NaN wins)
+                    for (i64 i = 0; i < k; ++i) {
+                        const double s = score(i);
+                        if (pick < 0 || std::isnan(s) || s < top) pick = i, top = s;
+                        if (std::isnan(s)) break;
+                    }
+                } else {
+                    // every score is >= its node part and never NaN: in the order of the node
+                    // parts, a candidate whose part is above the best score so far (or equal,
+                    // with a later index) cannot be the first minimum; stop at the first
+                    std::vector<i64> order(static_cast<std::size_t>(k));
+                    for (i64 i = 0; i < k; ++i) order[i] = i;
+                    std::stable_sort(order.begin(), order.end(),
+                                     [&](i64 x, i64 y) { return pnp[x] < pnp[y]; });
+                    for (i64 i : order) {
+                        if (pick >= 0 && (pnp[i] > top || (pnp[i] == top && i > pick))) {
+                            if (pnp[i] > top) break;
+                            continue;
+                        }
+                        const double s = score(i);
+                        if (pick < 0 || s < top || (s == top && i < pick)) pick = i, top = s;
+                    }
+                }
+            }
+            return py::make_tuple(pick, top);
+        },
+        py::arg("level"), py::arg("routes"), py::arg("m"), py::arg("lload"), py::arg("bw"),
+        py::arg("rt"), py::arg("rb"), py::arg("node_part"), py::arg("link"), py::arg("tiny"),
+        "refine's choice among the moves rt[i] -> rb[i]: (i, score) of NumPy's argmin of the "
+        "scores max(score_moves' up, node_part[i]) (for a link: also its new occupancy; inf "
+        "where its load does not fall), the candidates that cannot win left unscored.");
+    mod.def(
+        "loads",
+        [](const LevelView& G, const PairRoutesView& R, Arr<i64> m, Arr<double> vw) {
+            const i64 n = G.n, P = R.P, E = R.E;
+            need_length(m, n, "m");
+            need_length(vw, n, "vw");
+            const i64* pm = m.data();
+            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            py::array_t<double> nload(P), lload(E);
+            double* pn = nload.mutable_data();
+            double* pl = lload.mutable_data();
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const double* pv = vw.data();
+            const i64* prp = R.rptr.data();
+            const i64* prl = R.rlink.data();
+            {
+                py::gil_scoped_release release;
+                std::fill(pn, pn + P, 0.0);
+                std::fill(pl, pl + E, 0.0);
+                for (i64 v = 0; v < n; ++v) pn[pm[v]] += pv[v];
+                for (i64 s = 0; s < n; ++s)
+                    for (i64 q = pip[s]; q < pip[s + 1]; ++q) {
+                        const i64 u = pix[q];
+                        if (s >= u || pm[s] == pm[u]) continue;
+                        const i64 pair = pm[s] * P + pm[u];
+                        for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) pl[prl[j]] += pw[q];
+                    }
+            }
+            return py::make_tuple(nload, lload);
+        },
+        py::arg("level"), py::arg("routes"), py::arg("m"), py::arg("vw"),
+        "The processors' loads (vw summed by processor) and the links' (each pair s < u on "
+        "different processors: its weight on every link of the route m[s] -> m[u]), summed in "
+        "vertex then entry order.");
+    mod.def(
+        "cut_pass",
+        [](const LevelView& G, py::array m, Arr<double> nload, Arr<double> vw, Arr<double> cost,
+           Arr<double> ub, i64 chunk, py::object poll) {
+            const i64 n = G.n;
+            need(m.dtype().is(py::dtype::of<i64>()) && m.ndim() == 1 && m.writeable() &&
+                     (m.flags() & py::array::c_style) && m.shape(0) == n,
+                 "m must be a writeable contiguous 1-D int64 array of length " +
+                     std::to_string(n));
+            need(nload.ndim() == 1, "nload must be 1-D, got shape " + shape_of(nload));
+            const i64 P = nload.shape(0);
+            need_length(vw, n, "vw");
+            need_length(ub, P, "ub", "len(nload)");
+            need(cost.ndim() == 2 && cost.shape(0) == P && cost.shape(1) == P,
+                 "cost must have shape (P, P), got " + shape_of(cost));
+            i64* pm = static_cast<i64*>(m.mutable_data());
+            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const double* pc = cost.data();
+            const double* pv = vw.data();
+            const double* pu = ub.data();
+            py::array_t<double> out(P);
+            double* nl = out.mutable_data();
+            std::copy(nload.data(), nload.data() + P, nl);
+            i64 applied = -1;
+            {
+                // (the GIL held: `poll`, Python's, is called between the chunks)
+                // the candidates (t, b), b the processor of a neighbour of t on another one,
+                // in increasing t * P + b (np.unique of the keys)
+                std::vector<i64> ct, cb, dests;
+                for (i64 t = 0; t < n; ++t) {
+                    dests.clear();
+                    for (i64 q = pip[t]; q < pip[t + 1]; ++q)
+                        if (pm[pix[q]] != pm[t]) dests.push_back(pm[pix[q]]);
+                    std::sort(dests.begin(), dests.end());
+                    dests.erase(std::unique(dests.begin(), dests.end()), dests.end());
+                    for (i64 b : dests) ct.push_back(t), cb.push_back(b);
+                }
+                const std::size_t k = ct.size();
+                if (k > 0) {
+                    // the gains, each summed in CSR order from 0 (np.bincount's additions)
+                    std::vector<double> gain(k, 0.0);
+                    // chunks of about `chunk` entries, as cut_refine's (np.searchsorted of
+                    // its multiples in the candidates' running entry counts), poll before each
+                    std::vector<i64> ends(k);
+                    for (std::size_t i = 0; i < k; ++i)
+                        ends[i] = (i ? ends[i - 1] : 0) + pip[ct[i] + 1] - pip[ct[i]];
+                    std::vector<i64> bounds{0, static_cast<i64>(k)};
+                    if (chunk > 0 && ends[k - 1] > chunk)
+                        for (i64 v = chunk; v < ends[k - 1]; v += chunk)
+                            bounds.push_back(std::upper_bound(ends.begin(), ends.end(), v) -
+                                             ends.begin());
+                    std::sort(bounds.begin(), bounds.end());
+                    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+                    std::size_t next = 0;  // the next chunk's first candidate index in bounds
+                    double top = 0.0;
+                    bool first = true;
+                    for (std::size_t i = 0; i < k; ++i) {
+                        if (next + 1 < bounds.size() && static_cast<i64>(i) == bounds[next]) {
+                            if (!poll.is_none()) poll();
+                            ++next;
+                        }
+                        const i64 t = ct[i], a = pm[t], d = cb[i];
+                        double g = 0.0;
+                        for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+                            const i64 mq = pm[pix[q]];
+                            g += pw[q] * (pc[a * P + mq] - pc[d * P + mq]);
+                        }
+                        gain[i] = g;
+                        const double ag = std::fabs(g);  // np.abs(gain).max(): NaN wins
+                        if (first || std::isnan(ag) || (!std::isnan(top) && ag > top)) top = ag;
+                        first = false;
+                    }
+                    const double thr = 1e-12 * (1 + top);
+                    std::vector<i64> order;
+                    for (std::size_t i = 0; i < k; ++i)
+                        if (gain[i] > thr) order.push_back(static_cast<i64>(i));
+                    if (!order.empty()) {
+                        if (!poll.is_none()) poll();  // (after the scoring, as cut_refine)
+                        std::stable_sort(order.begin(), order.end(),
+                                         [&](i64 x, i64 y) { return -gain[x] < -gain[y]; });
+                        std::vector<double> limit(static_cast<std::size_t>(P));
+                        for (i64 b = 0; b < P; ++b) limit[b] = np_maximum(pu[b], nl[b]);
+                        std::vector<char> near(static_cast<std::size_t>(n), 0);
+                        applied = 0;
+                        for (i64 i : order) {
+                            const i64 t = ct[i], b = cb[i];
+                            if (near[t]) continue;
+                            const double w = pv[t];
+                            if (nl[b] + w > limit[b] + 1e-12) continue;
+                            nl[pm[t]] -= w;
+                            nl[b] += w;
+                            pm[t] = b;
+                            near[t] = 1;
+                            for (i64 q = pip[t]; q < pip[t + 1]; ++q) near[pix[q]] = 1;
+                            ++applied;
+                        }
+                    }
+                }
+            }
+            if (applied < 0) return py::tuple(py::make_tuple(applied, py::none()));
+            return py::tuple(py::make_tuple(applied, out));
+        },
+        py::arg("level"), py::arg("m"), py::arg("nload"), py::arg("vw"), py::arg("cost"),
+        py::arg("ub"), py::arg("chunk"), py::arg("poll"),
+        "One pass of cut_refine (m changed in place): the boundary moves (t, b) of positive "
+        "route-cost gain, most first, each taken when neither t nor a neighbour moved in the "
+        "pass and b's load stays within max(ub, its load at the start) + 1e-12; returns "
+        "(moves made, the new loads), or (-1, None) when no move gains (nothing changed). `poll` (a callable or None) is "
+        "called before each chunk of about `chunk` entries of the scoring (0: one chunk) and "
+        "after the scoring when a move gains.");
+    mod.def(
+        "cross_gains",
+        [](const LevelView& G, Arr<i64> m, Arr<double> cost, bool positive, double tiny) {
+            const i64 n = G.n;
+            need_length(m, n, "m");
+            need(cost.ndim() == 2 && cost.shape(0) == cost.shape(1),
+                 "cost must be square, got shape " + shape_of(cost));
+            const i64 P = cost.shape(0);
+            const i64* pm = m.data();
+            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const double* pc = cost.data();
+            std::vector<i64> ct, cb, dests, order;
+            std::vector<double> gain;
+            {
+                py::gil_scoped_release release;
+                for (i64 t = 0; t < n; ++t) {  // np.unique of the keys t * P + b
+                    dests.clear();
+                    for (i64 q = pip[t]; q < pip[t + 1]; ++q)
+                        if (pm[pix[q]] != pm[t]) dests.push_back(pm[pix[q]]);
+                    std::sort(dests.begin(), dests.end());
+                    dests.erase(std::unique(dests.begin(), dests.end()), dests.end());
+                    for (i64 b : dests) ct.push_back(t), cb.push_back(b);
+                }
+                const std::size_t k = ct.size();
+                gain.assign(k, 0.0);
+                double top = 0.0;
+                for (std::size_t i = 0; i < k; ++i) {  // np.bincount's additions, CSR order
+                    const i64 t = ct[i], a = pm[t], d = cb[i];
+                    double g = 0.0;
+                    for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+                        const i64 mq = pm[pix[q]];
+                        g += pw[q] * (pc[a * P + mq] - pc[d * P + mq]);
+                    }
+                    gain[i] = g;
+                    const double ag = std::fabs(g);  // np.abs(gain).max(): NaN wins
+                    if (i == 0 || std::isnan(ag) || (!std::isnan(top) && ag > top)) top = ag;
+                }
+                const double thr = tiny * (1 + top);
+                for (std::size_t i = 0; i < k; ++i)
+                    if (!positive || gain[i] > thr) order.push_back(static_cast<i64>(i));
+                std::stable_sort(order.begin(), order.end(), [&](i64 x, i64 y) {
+                    const double gx = -gain[x], gy = -gain[y];  // NumPy's order: NaN last
+                    return gx < gy || (std::isnan(gy) && !std::isnan(gx));
+                });
+            }
+            const std::size_t r = order.size();
+            py::array_t<i64> ot(r), ob(r);
+            py::array_t<double> og(r);
+            i64* pt = ot.mutable_data();
+            i64* pb = ob.mutable_data();
+            double* pg = og.mutable_data();
+            for (std::size_t j = 0; j < r; ++j)
+                pt[j] = ct[order[j]], pb[j] = cb[order[j]], pg[j] = gain[order[j]];
+            return py::make_tuple(ot, ob, og);
+        },
+        py::arg("level"), py::arg("m"), py::arg("cost"), py::arg("positive"), py::arg("tiny"),
+        "The moves of boundary tasks to a neighbour's processor, (tasks, processors, gains "
+        "in route cost), most gain first (stable over increasing t * P + b); positive: only "
+        "the gains above tiny (1 + the largest |gain|).");
 }

@@ -19,7 +19,17 @@ from . import _multilevel
 from .hierarchy import Topology
 from .levels import TaskLevel, expand
 
-__all__ = ["MOVE_KERNEL", "RefineState", "cut_refine", "refine", "TINY"]
+__all__ = [
+    "BEST_MOVE_KERNEL",
+    "CUT_KERNEL",
+    "DEST_KERNEL",
+    "LOADS_KERNEL",
+    "MOVE_KERNEL",
+    "RefineState",
+    "cut_refine",
+    "refine",
+    "TINY",
+]
 
 #: Relative tolerance of the move scores.
 TINY = 1e-12
@@ -30,6 +40,30 @@ TINY = 1e-12
 #: was 3 % of the untimed mapper's CPU on the 30 of ``bench/taskmap/vs_peers.py`` (25,000
 #: moves; issue 40, h60cpu). False: the NumPy code.
 MOVE_KERNEL = True
+
+#: :func:`_destinations` by the compiled ``_multilevel.destinations`` (twin:
+#: :func:`coalloc.taskmap._reference.refine.destinations`, the Python code it replaces).
+#: The kernel emulates CPython's set of small ints slot for slot, so the candidates come in
+#: the order the Python sets iterated them (the order ties between moves are broken in):
+#: the same moves and answers. The sets were 4-7 % of the untimed mapper's CPU on the 30 of
+#: ``bench/taskmap/vs_peers.py`` (10,000 calls; issue 40, h63cpu). False: the Python sets.
+DEST_KERNEL = True
+
+#: :func:`refine` picks its move by the compiled ``_multilevel.best_move`` (twin:
+#: :func:`coalloc.taskmap._reference.refine.best_move`, ``score_moves`` and the NumPy
+#: code it replaces): NumPy's argmin of the same scores, where a candidate whose
+#: processors' part of the score is already above the best score found (in the order of
+#: those parts) is not scored: it cannot be the first minimum. On the 30 of
+#: ``bench/taskmap/vs_peers.py`` 38 % of the candidates are scored; ``score_moves`` was
+#: 10 % of the untimed mapper's CPU (issue 40, h63cpu). The same move, so the same answers.
+#: False: every candidate scored by ``score_moves``.
+BEST_MOVE_KERNEL = True
+
+#: :meth:`RefineState.refresh` by the compiled ``_multilevel.loads`` (twin:
+#: :func:`coalloc.taskmap._reference.refine.loads`, the NumPy code it replaces: the
+#: additions of ``np.bincount``, one after another in the same order, so the same loads).
+#: False: the NumPy code.
+LOADS_KERNEL = True
 
 
 class RefineState:
@@ -69,6 +103,9 @@ class RefineState:
     def refresh(self) -> None:
         """Recompute the loads from scratch."""
         topo, lv, m = self.topo, self.level, self.m
+        if LOADS_KERNEL:  # the same sums in the same order, compiled
+            self.nload, self.lload = _multilevel.loads(lv.kern, topo.routes, m, lv.vw)
+            return
         self.nload = np.bincount(m, weights=lv.vw, minlength=topo.P).astype(np.float64)
         s, u = self.rows, lv.ix
         keep = (s < u) & (m[s] != m[u])
@@ -139,6 +176,15 @@ class RefineState:
 #: passes only, as before.
 CUT_CHUNK = 1 << 16
 
+#: A pass of :func:`cut_refine` by the compiled ``_multilevel.cut_pass`` (twin:
+#: :func:`coalloc.taskmap._reference.refine.cut_pass`, the NumPy and Python code of the
+#: pass: the same candidates, gains summed in the same order, the same order of the moves,
+#: so the same moves and answers), polling between the same chunks of :data:`CUT_CHUNK`
+#: entries (``interrupt.check``, called back). ``cut_refine`` was 7 % of the untimed
+#: mapper's CPU on the 30 of ``bench/taskmap/vs_peers.py`` (issue 40, h63cpu). False: the
+#: NumPy pass.
+CUT_KERNEL = True
+
 
 def _cut_gains(m: np.ndarray, ct: np.ndarray, cb: np.ndarray, ip: np.ndarray, ix: np.ndarray,
                iw: np.ndarray, cost: np.ndarray) -> np.ndarray:  # fmt: skip
@@ -203,6 +249,16 @@ def cut_refine(
     for _ in range(passes):
         interrupt.check()
         m = state.m
+        if CUT_KERNEL:  # the same pass and polls, compiled (m changed in place)
+            applied, nload = _multilevel.cut_pass(lv.kern, m, state.nload, lv.vw, cost, ub,
+                                                  CUT_CHUNK, interrupt.check)  # fmt: skip
+            if applied < 0:
+                break
+            state.nload = nload
+            moved += applied
+            if applied == 0:
+                break
+            continue
         cross = m[rows] != m[ix]
         if not cross.any():
             break
@@ -281,6 +337,8 @@ def _destinations(state: RefineState, tasks: np.ndarray, light: list) -> tuple:
     task's in the order of a set built from those, in that order: the order ties are
     broken in)."""
     lv, m, p = state.level, state.m, state.topo.P
+    if DEST_KERNEL:  # the same pairs in the same order, compiled
+        return _multilevel.destinations(lv.kern, m, tasks, np.asarray(light, dtype=np.int64), p)
     ip = lv.ip
     starts, ends = ip[tasks], ip[tasks + 1]
     ent, _ = expand(starts, ends - starts)
@@ -380,6 +438,20 @@ def refine(state: RefineState, max_moves: int, n_cand: int = 24, n_light: int = 
         sel = np.flatnonzero(live)
         if sel.shape[0] == 0:
             break
+        if BEST_MOVE_KERNEL:  # NumPy's argmin of the scores below, the hopeless unscored
+            pick, top = _multilevel.best_move(lv.kern, topo.routes, m, state.lload, topo.bw,
+                                              rt_a[sel], rb_a[sel], node_part[sel],
+                                              idx if kind == "link" else -1, TINY)  # fmt: skip
+            if not top < limit:
+                break
+            best = int(sel[pick])
+            state.move(int(rt_a[best]), int(rb_a[best]))
+            moves += 1
+            stall += 1
+            if stall >= 256:  # keep the incremental loads exact
+                state.refresh()
+                stall = 0
+            continue
         up, dv = _multilevel.score_moves(
             lv.kern,
             topo.routes,

@@ -33,11 +33,21 @@ _SWAP_WINDOW = 32
 _POLL = 16
 
 
+#: :func:`_cross_gains` by the compiled ``_multilevel.cross_gains`` (twin:
+#: :func:`coalloc.taskmap._reference.refine.cross_gains`, the NumPy code it replaces:
+#: the same candidates, each gain summed in the same order, the same stable order, so the
+#: same moves and answers). 3 % of the untimed mapper's CPU on the 30 of
+#: ``bench/taskmap/vs_peers.py`` (issue 40, h63cpu). False: the NumPy code.
+CROSS_KERNEL = True
+
+
 def _cross_gains(state: RefineState, positive: bool = True) -> tuple:
     """The moves of boundary tasks to a neighbour's processor and their gains in route
     cost: ``(tasks, processors, gains)``, most gain first, positive gains only (all of
     them with ``positive=False``)."""
     topo, lv, m, p = state.topo, state.level, state.m, state.topo.P
+    if CROSS_KERNEL:  # the same moves, gains and order, compiled
+        return _multilevel.cross_gains(lv.kern, m, topo.cost, positive, TINY)
     rows, ix, iw, ip = state.rows, lv.ix, lv.iw, lv.ip
     cross = m[rows] != m[ix]
     if not cross.any():

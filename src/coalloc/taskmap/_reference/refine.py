@@ -1,0 +1,315 @@
+"""Pure Python/NumPy twins of the refinement kernels of coalloc.taskmap._multilevel
+(src/_core/taskmap/_multilevel.cpp) added for issue 40 (h63cpu).
+
+Each is the NumPy or Python code the mapper ran before its kernel (``levels.expand``,
+``refinement._destinations``, ``refine``'s choice of a move, ``RefineState.refresh``, a pass
+of ``cut_refine``, ``sumrefine._cross_gains``), with the kernel's signature and checks; the
+parity tests in ``tests/taskmap/kernels/test_refine_kernels.py`` require identical results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .multilevel import _need, score_moves
+
+__all__ = ["expand", "destinations", "best_move", "loads", "cut_pass", "cross_gains"]
+
+
+def expand(starts, lens) -> tuple:
+    """Indices ``starts[r] + 0..lens[r]-1``, run after run, and the run ``r`` of each (the
+    NumPy code of :func:`coalloc.taskmap.levels.expand` before the kernel, issue 40 h63cpu).
+
+    Parameters
+    ----------
+    starts, lens : ndarray of int64, shape (k,)
+        The first index and the length of each run.
+
+    Returns
+    -------
+    index, owner : ndarray of int64
+    """
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    lens = np.ascontiguousarray(lens, dtype=np.int64)
+    _need(lens.ndim == 1, "lens must be 1-D")
+    _need(starts.shape == lens.shape, "starts must have shape (len(lens),)")
+    _need(bool(np.all(lens >= 0)), "lens must be >= 0")
+    owner = np.repeat(np.arange(lens.shape[0]), lens)
+    total = owner.shape[0]
+    if total == 0:
+        return np.zeros(0, dtype=np.int64), owner
+    shift = starts - (np.cumsum(lens) - lens)
+    return np.arange(total) + shift[owner], owner
+
+
+def destinations(level, m, tasks, light, P: int) -> tuple:
+    """The candidate moves of ``refinement.refine`` (its Python code before the kernel,
+    issue 40 h63cpu): each task to its neighbours' processors, the ``light`` ones and its
+    two adjacent ones, in the order of a Python set built from those in that order (its own
+    processor discarded).
+
+    Parameters
+    ----------
+    level : Level
+        The graph.
+    m : ndarray of int64, shape (n,)
+        The processor of each vertex.
+    tasks : ndarray of int64
+        The tasks to move.
+    light : ndarray of int64
+        Processors added to every task's destinations.
+    P : int
+        The number of processors.
+
+    Returns
+    -------
+    tasks, processors : ndarray of int64
+        The moves, task after task.
+    """
+    m = np.ascontiguousarray(m, dtype=np.int64)
+    tasks = np.ascontiguousarray(tasks, dtype=np.int64)
+    light = np.ascontiguousarray(light, dtype=np.int64)
+    _need(m.shape == (level.n,), "m must have shape (n,)")
+    _need(tasks.ndim == 1 and light.ndim == 1, "tasks and light must be 1-D")
+    _need(P >= 1, "P must be >= 1")
+    _need(bool(np.all((light >= 0) & (light < P))), "light must hold processors in [0, P)")
+    _need(bool(np.all((tasks >= 0) & (tasks < level.n))), "tasks must hold vertices in [0, n)")
+    ip = level.ip
+    starts, ends = ip[tasks], ip[tasks + 1]
+    ent, _ = expand(starts, ends - starts)
+    nbq = m[level.ix[ent]]
+    _need(bool(np.all((nbq >= 0) & (nbq < P))) and bool(np.all((m[tasks] >= 0) & (m[tasks] < P))),
+          "m must hold processors in [0, P)")  # fmt: skip
+    nb = nbq.tolist()
+    bounds = np.cumsum(ends - starts).tolist()
+    light_l = light.tolist()
+    rt: list = []
+    rb: list = []
+    lo = 0
+    for t, a, hi in zip(tasks.tolist(), m[tasks].tolist(), bounds):
+        dest = set(nb[lo:hi])
+        lo = hi
+        dest.update(light_l)
+        if a > 0:
+            dest.add(a - 1)
+        if a < P - 1:
+            dest.add(a + 1)
+        dest.discard(a)
+        rt.extend([t] * len(dest))
+        rb.extend(dest)
+    return np.asarray(rt, dtype=np.int64), np.asarray(rb, dtype=np.int64)
+
+
+def best_move(level, routes, m, lload, bw, rt, rb, node_part, link: int, tiny: float) -> tuple:
+    """``refinement.refine``'s choice among the moves ``rt[i] -> rb[i]`` (its NumPy code
+    before the kernel, issue 40 h63cpu): the scores ``max(up, node_part[i])`` of
+    :func:`score_moves` (for ``link >= 0`` also the link's new occupancy, and ``inf`` where
+    its load does not fall by more than ``tiny``) and NumPy's argmin of them.
+
+    Parameters
+    ----------
+    level, routes, m, lload, bw, rt, rb, link, tiny
+        As for :func:`score_moves` (``rt`` not empty).
+    node_part : ndarray of float64, shape (len(rt),)
+        The processors' part of each move's score.
+
+    Returns
+    -------
+    tuple
+        ``(i, score)``: the first candidate of least score, and its score.
+    """
+    rt = np.ascontiguousarray(rt, dtype=np.int64)
+    node_part = np.ascontiguousarray(node_part, dtype=np.float64)
+    _need(rt.ndim == 1 and rt.shape[0] >= 1, "rt must not be empty")
+    _need(node_part.shape == rt.shape, "node_part must have shape (len(rt),)")
+    up, dv = score_moves(level, routes, m, lload, bw, rt, rb, link, tiny)
+    score = np.maximum(up, node_part)
+    if link >= 0:
+        lload = np.ascontiguousarray(lload, dtype=np.float64)
+        bw = np.ascontiguousarray(bw, dtype=np.float64)
+        score = np.maximum(score, (lload[link] + dv) / bw[link])
+        score = np.where(dv < -tiny * (1 + lload[link]), score, np.inf)
+    pick = int(np.argmin(score))
+    return pick, float(score[pick])
+
+
+def loads(level, routes, m, vw) -> tuple:
+    """The processors' and links' loads of the mapping ``m`` (the NumPy code of
+    ``refinement.RefineState.refresh`` before the kernel, issue 40 h63cpu).
+
+    Parameters
+    ----------
+    level : Level
+        The graph.
+    routes : PairRoutes
+        The routes between processors.
+    m : ndarray of int64, shape (n,)
+        The processor of each vertex.
+    vw : ndarray of float64, shape (n,)
+        The vertices' weights.
+
+    Returns
+    -------
+    nload : ndarray of float64, shape (P,)
+    lload : ndarray of float64, shape (E,)
+    """
+    m = np.ascontiguousarray(m, dtype=np.int64)
+    vw = np.ascontiguousarray(vw, dtype=np.float64)
+    _need(m.shape == (level.n,), "m must have shape (n,)")
+    _need(vw.shape == (level.n,), "vw must have shape (n,)")
+    _need(bool(np.all((m >= 0) & (m < routes.P))), "m must hold processors in [0, P)")
+    p = routes.P
+    nload = np.bincount(m, weights=vw, minlength=p).astype(np.float64)
+    s = np.repeat(np.arange(level.n), np.diff(level.ip))
+    u = level.ix
+    keep = (s < u) & (m[s] != m[u])
+    pair = m[s[keep]] * p + m[u[keep]]
+    rptr = routes.rptr
+    ent, own = expand(rptr[pair], np.diff(rptr)[pair])
+    lload = np.bincount(
+        routes.rlink[ent], weights=level.iw[keep][own], minlength=routes.E
+    ).astype(np.float64)
+    return nload, lload
+
+
+def cut_pass(level, m, nload, vw, cost, ub, chunk: int, poll) -> tuple:
+    """One pass of ``refinement.cut_refine`` (its NumPy and Python code before the kernel,
+    issue 40 h63cpu; ``m`` changed in place): the boundary moves ``(t, b)`` (``b`` the
+    processor of a neighbour of ``t`` on another one) of positive route-cost gain, most
+    first (stable), each taken when neither ``t`` nor a neighbour moved in the pass and
+    ``b``'s load stays within ``max(ub[b], its load at the start) + 1e-12``.
+
+    Parameters
+    ----------
+    level : Level
+        The graph.
+    m : ndarray of int64, shape (n,)
+        The processor of each vertex (changed in place).
+    nload : ndarray of float64, shape (P,)
+        The processors' loads.
+    vw : ndarray of float64, shape (n,)
+        The vertices' weights.
+    cost : ndarray of float64, shape (P, P)
+        The route cost per unit volume between processors.
+    ub : ndarray of float64, shape (P,)
+        The processors' balance bounds.
+    chunk : int
+        The scoring is polled in chunks of about this many entries (0: one chunk).
+    poll : callable or None
+        Called before each chunk, and after the scoring when a move gains.
+
+    Returns
+    -------
+    tuple
+        ``(moves made, the new loads)``, or ``(-1, None)`` when no move gains.
+    """
+    n = level.n
+    _need(isinstance(m, np.ndarray) and m.dtype == np.int64 and m.ndim == 1
+          and m.flags.c_contiguous and m.flags.writeable and m.shape[0] == n,
+          f"m must be a writeable contiguous 1-D int64 array of length {n}")  # fmt: skip
+    nload = np.ascontiguousarray(nload, dtype=np.float64)
+    vw = np.ascontiguousarray(vw, dtype=np.float64)
+    cost = np.ascontiguousarray(cost, dtype=np.float64)
+    ub = np.ascontiguousarray(ub, dtype=np.float64)
+    _need(nload.ndim == 1, "nload must be 1-D")
+    p = nload.shape[0]
+    _need(vw.shape == (n,), "vw must have shape (n,)")
+    _need(ub.shape == (p,), "ub must have shape (len(nload),)")
+    _need(cost.shape == (p, p), "cost must have shape (P, P)")
+    _need(bool(np.all((m >= 0) & (m < p))), "m must hold processors in [0, P)")
+    ip, ix, iw = level.ip, level.ix, level.iw
+    rows = np.repeat(np.arange(n), np.diff(ip))
+    cross = m[rows] != m[ix]
+    if not cross.any():
+        return -1, None
+    cand = np.unique(rows[cross] * p + m[ix[cross]])
+    ct, cb = cand // p, cand % p
+    lens = ip[ct + 1] - ip[ct]
+    if chunk <= 0 or int(lens.sum()) <= chunk:
+        bounds = [0, ct.shape[0]]
+    else:
+        ends = np.cumsum(lens)
+        cuts = np.searchsorted(ends, np.arange(chunk, int(ends[-1]), chunk), "right")
+        bounds = sorted({0, ct.shape[0], *cuts.tolist()})
+    parts = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        if poll is not None:
+            poll()
+        c, d = ct[lo:hi], cb[lo:hi]
+        ent, own = expand(ip[c], lens[lo:hi])
+        q = m[ix[ent]]
+        a = m[c][own]
+        parts.append(np.bincount(own, weights=iw[ent] * (cost[a, q] - cost[d[own], q]),
+                                 minlength=hi - lo))  # fmt: skip
+    gain = np.concatenate(parts)
+    good = gain > 1e-12 * (1 + np.abs(gain).max())
+    if not good.any():
+        return -1, None
+    if poll is not None:
+        poll()
+    order = np.flatnonzero(good)[np.argsort(-gain[good], kind="stable")]
+    near = [False] * n
+    applied = 0
+    limit = np.maximum(ub, nload).tolist()
+    ctl, cbl, load = ct.tolist(), cb.tolist(), nload.tolist()
+    vwl = vw.tolist()
+    for k in order.tolist():
+        t, b = ctl[k], cbl[k]
+        if near[t]:
+            continue
+        w = vwl[t]
+        if load[b] + w > limit[b] + 1e-12:
+            continue
+        load[int(m[t])] -= w
+        load[b] += w
+        m[t] = b
+        near[t] = True
+        for u in ix[ip[t] : ip[t + 1]].tolist():
+            near[u] = True
+        applied += 1
+    return applied, np.asarray(load, dtype=np.float64)
+
+
+def cross_gains(level, m, cost, positive: bool, tiny: float) -> tuple:
+    """The moves of boundary tasks to a neighbour's processor with their gains in route
+    cost, most gain first (the NumPy code of ``sumrefine._cross_gains`` before the kernel,
+    issue 40 h63cpu).
+
+    Parameters
+    ----------
+    level : Level
+        The graph.
+    m : ndarray of int64, shape (n,)
+        The processor of each vertex.
+    cost : ndarray of float64, shape (P, P)
+        The route cost per unit volume between processors.
+    positive : bool
+        Only the gains above ``tiny * (1 + the largest |gain|)``; False: all.
+    tiny : float
+        The relative tolerance.
+
+    Returns
+    -------
+    tuple
+        ``(tasks, processors, gains)``, stable in the order of ``t * P + b``.
+    """
+    m = np.ascontiguousarray(m, dtype=np.int64)
+    cost = np.ascontiguousarray(cost, dtype=np.float64)
+    _need(m.shape == (level.n,), "m must have shape (n,)")
+    _need(cost.ndim == 2 and cost.shape[0] == cost.shape[1], "cost must be square")
+    p = cost.shape[0]
+    _need(bool(np.all((m >= 0) & (m < p))), "m must hold processors in [0, P)")
+    ip, ix, iw = level.ip, level.ix, level.iw
+    rows = np.repeat(np.arange(level.n), np.diff(ip))
+    cross = m[rows] != m[ix]
+    if not cross.any():
+        return (np.zeros(0, dtype=np.int64),) * 2 + (np.zeros(0),)
+    cand = np.unique(rows[cross] * p + m[ix[cross]])
+    ct, cb = cand // p, cand % p
+    ent, own = expand(ip[ct], ip[ct + 1] - ip[ct])
+    q = m[ix[ent]]
+    gain = np.bincount(own, weights=iw[ent] * (cost[m[ct][own], q] - cost[cb[own], q]),
+                       minlength=ct.shape[0])  # fmt: skip
+    good = gain > tiny * (1 + np.abs(gain).max()) if positive else np.ones(gain.shape, bool)
+    order = np.flatnonzero(good)[np.argsort(-gain[good], kind="stable")]
+    return ct[order], cb[order], gain[order]
