@@ -44,6 +44,8 @@ KNOBS = (
     ("refinement", "LOADS_KERNEL"),
     ("refinement", "CUT_KERNEL"),
     ("sumrefine", "CROSS_KERNEL"),
+    ("sumrefine", "RADIX_ORDER"),
+    ("refinement", "TASKS_KERNEL"),
 )
 
 

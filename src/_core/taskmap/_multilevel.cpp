@@ -1087,4 +1087,87 @@ PYBIND11_MODULE(_multilevel, mod) {
         "The moves of boundary tasks to a neighbour's processor, (tasks, processors, gains "
         "in route cost), most gain first (stable over increasing t * P + b); positive: only "
         "the gains above tiny (1 + the largest |gain|).");
+    mod.def(
+        "bottleneck_tasks",
+        [](const LevelView& G, Arr<i64> m, Arr<double> vw, Arr<i64> lptr, Arr<i64> lpairs,
+           py::array pair_mark, bool link, i64 idx, i64 n_cand) {
+            const i64 n = G.n;
+            need_length(m, n, "m");
+            need_length(vw, n, "vw");
+            need(n_cand >= 0, "n_cand must be >= 0");
+            need(pair_mark.dtype().is(py::dtype::of<bool>()) && pair_mark.ndim() == 1 &&
+                     pair_mark.writeable() && (pair_mark.flags() & py::array::c_style),
+                 "pair_mark must be a writeable contiguous 1-D bool array");
+            const i64 PP = pair_mark.shape(0);
+            const i64 P = static_cast<i64>(std::llround(std::sqrt(static_cast<double>(PP))));
+            need(P * P == PP && P >= 1, "pair_mark must have P * P entries");
+            const i64* pm = m.data();
+            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            need(lptr.ndim() == 1 && lpairs.ndim() == 1, "lptr and lpairs must be 1-D");
+            const i64 E = lptr.shape(0) - 1;
+            need(link ? (idx >= 0 && idx < E) : (idx >= 0 && idx < P),
+                 "idx must be a link (link) or a processor");
+            const i64* plp = lptr.data();
+            const i64* plq = lpairs.data();
+            if (link) {
+                need(plp[idx] >= 0 && plp[idx] <= plp[idx + 1] && plp[idx + 1] <= lpairs.shape(0),
+                     "lptr must index lpairs");
+                for (i64 j = plp[idx]; j < plp[idx + 1]; ++j)
+                    need(plq[j] >= 0 && plq[j] < PP, "lpairs must hold pairs in [0, P * P)");
+            }
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const double* pv = vw.data();
+            auto* mark = static_cast<std::uint8_t*>(pair_mark.mutable_data());
+            std::vector<i64> tasks;
+            std::vector<double> key;  // the score or volume of each task (sorted on -key)
+            {
+                py::gil_scoped_release release;
+                if (!link) {
+                    for (i64 v = 0; v < n; ++v)
+                        if (pm[v] == idx && pv[v] > 0) tasks.push_back(v);
+                    if (static_cast<i64>(tasks.size()) > n_cand) {
+                        key.resize(tasks.size());
+                        for (std::size_t j = 0; j < tasks.size(); ++j) {
+                            const i64 v = tasks[j];
+                            double d = 0.0;  // np.add.at: the entries in order, from 0
+                            for (i64 q = pip[v]; q < pip[v + 1]; ++q)
+                                if (pm[pix[q]] != idx) d += pw[q];
+                            key[j] = d - 1e-9 * pv[v];
+                        }
+                    }
+                } else {
+                    for (i64 j = plp[idx]; j < plp[idx + 1]; ++j) mark[plq[j]] = 1;
+                    for (i64 v = 0; v < n; ++v) {
+                        double vol = 0.0;  // np.bincount: the entries in order, from 0
+                        bool any = false;
+                        for (i64 q = pip[v]; q < pip[v + 1]; ++q)
+                            if (mark[pm[v] * P + pm[pix[q]]]) vol += pw[q], any = true;
+                        if (any && vol != 0.0) tasks.push_back(v), key.push_back(vol);
+                    }
+                    for (i64 j = plp[idx]; j < plp[idx + 1]; ++j) mark[plq[j]] = 0;
+                    if (static_cast<i64>(tasks.size()) <= n_cand) key.clear();
+                }
+                if (!key.empty()) {  // np.argsort(-key, kind="stable")[:n_cand] (NaN last)
+                    std::vector<i64> order(tasks.size());
+                    for (std::size_t j = 0; j < order.size(); ++j) order[j] = static_cast<i64>(j);
+                    std::stable_sort(order.begin(), order.end(), [&](i64 x, i64 y) {
+                        const double kx = -key[x], ky = -key[y];
+                        return kx < ky || (std::isnan(ky) && !std::isnan(kx));
+                    });
+                    std::vector<i64> kept(static_cast<std::size_t>(n_cand));
+                    for (i64 j = 0; j < n_cand; ++j) kept[j] = tasks[order[j]];
+                    tasks.swap(kept);
+                }
+            }
+            return coalloc::bind::to_array(tasks);
+        },
+        py::arg("level"), py::arg("m"), py::arg("vw"), py::arg("lptr"), py::arg("lpairs"),
+        py::arg("pair_mark"), py::arg("link"), py::arg("idx"), py::arg("n_cand"),
+        "The tasks refine tries to move off the bottleneck idx, at most n_cand: a "
+        "processor's tasks of positive weight, most volume to other processors first (less "
+        "1e-9 of the weight); a link's tasks that send across it (the pairs lpairs[lptr[idx]:"
+        "lptr[idx + 1]], marked in the zeroed scratch pair_mark and unmarked), most volume "
+        "first; stable.");
 }

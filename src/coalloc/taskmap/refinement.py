@@ -25,6 +25,7 @@ __all__ = [
     "DEST_KERNEL",
     "LOADS_KERNEL",
     "MOVE_KERNEL",
+    "TASKS_KERNEL",
     "RefineState",
     "cut_refine",
     "refine",
@@ -64,6 +65,13 @@ BEST_MOVE_KERNEL = True
 #: additions of ``np.bincount``, one after another in the same order, so the same loads).
 #: False: the NumPy code.
 LOADS_KERNEL = True
+
+#: :func:`_bottleneck_tasks` by the compiled ``_multilevel.bottleneck_tasks`` (twin:
+#: :func:`coalloc.taskmap._reference.refine.bottleneck_tasks`, the NumPy code it replaces:
+#: the volumes summed in the same order, the same stable sort, so the same tasks and
+#: answers); 3 % of the untimed mapper's CPU on the 30 of ``bench/taskmap/vs_peers.py``
+#: (10,000 calls, each over all the level's entries; issue 40, h63cpu). False: NumPy.
+TASKS_KERNEL = True
 
 
 class RefineState:
@@ -306,6 +314,9 @@ def _bottleneck_tasks(state: RefineState, kind: str, idx: int, n_cand: int,
     weight, most volume across first; a link's tasks that send across it, most volume
     first (``pair_mark``: a zeroed scratch mask of processor pairs, left zeroed)."""
     topo, lv, m, p = state.topo, state.level, state.m, state.topo.P
+    if TASKS_KERNEL:  # the same tasks in the same order, compiled
+        return _multilevel.bottleneck_tasks(lv.kern, m, lv.vw, topo.lptr, topo.lpairs,
+                                            pair_mark, kind == "link", idx, n_cand)  # fmt: skip
     if kind == "node":
         tasks = np.flatnonzero(m == idx)
         tasks = tasks[lv.vw[tasks] > 0]

@@ -1,5 +1,6 @@
 """The refinement kernels of ``coalloc.taskmap._multilevel`` added for issue 40 (h63cpu):
-``expand``, ``destinations``, ``best_move``, ``loads`` and ``cut_pass`` against their NumPy
+``expand``, ``destinations``, ``best_move``, ``loads``, ``cut_pass``, ``cross_gains`` and
+``bottleneck_tasks`` against their NumPy
 twins in ``coalloc.taskmap._reference.refine``: exact parity on random inputs (ties,
 non-dyadic weights, repeated and colliding set members), each also checked by an
 independent referee, and the refinement with the knobs on and off."""
@@ -280,6 +281,45 @@ def test_cross_gains_match_twin_and_a_loop(seed):
         assert gain == pytest.approx(want_g, rel=1e-9, abs=1e-9)
 
 
+@settings(max_examples=120, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_bottleneck_tasks_match_twin_and_a_loop(seed):
+    """The compiled ``bottleneck_tasks`` equals its twin (the NumPy code of
+    ``refinement._bottleneck_tasks``) on a processor and on a link, with ties and few or
+    many candidates, and leaves the scratch mask zeroed; referee: the tasks are the rule's
+    (on the processor with positive weight; sending across the link), most volume first."""
+    rng = np.random.default_rng(seed)
+    topo = _random_topology(rng)
+    n = int(rng.integers(1, 40))
+    ip, ix, iw = _random_graph(rng, n)
+    m = rng.integers(0, topo.P, n).astype(np.int64)
+    vw = rng.choice([0.0, 1.0, 2.0], n)
+    link = bool(rng.random() < 0.5 and topo.E)
+    idx = int(rng.integers(0, topo.E if link else topo.P))
+    n_cand = int(rng.choice([0, 1, 3, 24]))
+    marks = np.zeros(topo.P * topo.P, dtype=bool), np.zeros(topo.P * topo.P, dtype=bool)
+    got = K.bottleneck_tasks(K.Level(ip, ix, iw), m, vw, topo.lptr, topo.lpairs, marks[0],
+                             link, idx, n_cand)  # fmt: skip
+    want = R.bottleneck_tasks(RM.Level(ip, ix, iw), m, vw, topo.lptr, topo.lpairs, marks[1],
+                              link, idx, n_cand)  # fmt: skip
+    assert got.dtype == want.dtype == np.int64 and np.array_equal(got, want)
+    assert not marks[0].any() and not marks[1].any() and len(got) <= n_cand
+    rows = np.repeat(np.arange(n), np.diff(ip))
+    if link:
+        pairs = set(topo.lpairs[topo.lptr[idx] : topo.lptr[idx + 1]].tolist())
+        send = [q for q in range(ix.shape[0]) if int(m[rows[q]] * topo.P + m[ix[q]]) in pairs]
+        vol = np.bincount(rows[send], weights=iw[send], minlength=n)
+        pool = set(np.flatnonzero(vol).tolist())
+    else:
+        vol = np.array([iw[ip[v] : ip[v + 1]][m[ix[ip[v] : ip[v + 1]]] != idx].sum()
+                        for v in range(n)])  # fmt: skip
+        pool = {v for v in range(n) if m[v] == idx and vw[v] > 0}
+    assert set(got.tolist()) <= pool and len(got) == min(n_cand, len(pool))
+    left = pool - set(got.tolist())
+    if got.shape[0] and left:
+        assert vol[got].min() >= max(vol[list(left)]) - 1e-6
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_refine_and_cut_refine_with_the_knobs_on_and_off(seed):
@@ -294,7 +334,7 @@ def test_refine_and_cut_refine_with_the_knobs_on_and_off(seed):
     lv = levels.TaskLevel(ip, ix, iw, rng.choice([0.5, 1.0, 2.0, 3.3], n))
     m0 = rng.integers(0, topo.P, n).astype(np.int64)
     share = rng.choice([1.0, 2.0], topo.P)
-    knobs = ("DEST_KERNEL", "BEST_MOVE_KERNEL", "LOADS_KERNEL", "CUT_KERNEL")
+    knobs = ("DEST_KERNEL", "BEST_MOVE_KERNEL", "LOADS_KERNEL", "CUT_KERNEL", "TASKS_KERNEL")
     old = {k: getattr(refinement, k) for k in knobs} | {"x": levels.EXPAND_KERNEL}
     out = []
     try:

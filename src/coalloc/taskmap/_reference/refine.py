@@ -2,9 +2,10 @@
 (src/_core/taskmap/_multilevel.cpp) added for issue 40 (h63cpu).
 
 Each is the NumPy or Python code the mapper ran before its kernel (``levels.expand``,
-``refinement._destinations``, ``refine``'s choice of a move, ``RefineState.refresh``, a pass
-of ``cut_refine``, ``sumrefine._cross_gains``), with the kernel's signature and checks; the
-parity tests in ``tests/taskmap/kernels/test_refine_kernels.py`` require identical results.
+``refinement._destinations`` and ``_bottleneck_tasks``, ``refine``'s choice of a move,
+``RefineState.refresh``, a pass of ``cut_refine``, ``sumrefine._cross_gains``), with the
+kernel's signature and checks; the parity tests in
+``tests/taskmap/kernels/test_refine_kernels.py`` require identical results.
 """
 
 from __future__ import annotations
@@ -13,7 +14,15 @@ import numpy as np
 
 from .multilevel import _need, score_moves
 
-__all__ = ["expand", "destinations", "best_move", "loads", "cut_pass", "cross_gains"]
+__all__ = [
+    "expand",
+    "destinations",
+    "best_move",
+    "loads",
+    "cut_pass",
+    "cross_gains",
+    "bottleneck_tasks",
+]
 
 
 def expand(starts, lens) -> tuple:
@@ -313,3 +322,70 @@ def cross_gains(level, m, cost, positive: bool, tiny: float) -> tuple:
     good = gain > tiny * (1 + np.abs(gain).max()) if positive else np.ones(gain.shape, bool)
     order = np.flatnonzero(good)[np.argsort(-gain[good], kind="stable")]
     return ct[order], cb[order], gain[order]
+
+
+def bottleneck_tasks(level, m, vw, lptr, lpairs, pair_mark, link: bool, idx: int,
+                     n_cand: int) -> np.ndarray:  # fmt: skip
+    """The tasks ``refinement.refine`` tries to move off the bottleneck ``idx`` (the NumPy
+    code of ``refinement._bottleneck_tasks`` before the kernel, issue 40 h63cpu), at most
+    ``n_cand``: a processor's tasks of positive weight, most volume to other processors
+    first; a link's tasks that send across it, most volume first.
+
+    Parameters
+    ----------
+    level : Level
+        The graph.
+    m : ndarray of int64, shape (n,)
+        The processor of each vertex.
+    vw : ndarray of float64, shape (n,)
+        The vertices' weights.
+    lptr, lpairs : ndarray of int64
+        CSR of the processor pairs ``a * P + b`` whose route uses each link.
+    pair_mark : ndarray of bool, shape (P * P,)
+        A zeroed scratch mask (left zeroed).
+    link : bool
+        Whether ``idx`` is a link (else a processor).
+    idx : int
+        The bottleneck.
+    n_cand : int
+        At most this many tasks.
+
+    Returns
+    -------
+    ndarray of int64
+    """
+    m = np.ascontiguousarray(m, dtype=np.int64)
+    vw = np.ascontiguousarray(vw, dtype=np.float64)
+    _need(m.shape == (level.n,) and vw.shape == (level.n,), "m and vw must have shape (n,)")
+    _need(n_cand >= 0, "n_cand must be >= 0")
+    _need(isinstance(pair_mark, np.ndarray) and pair_mark.dtype == np.bool_
+          and pair_mark.ndim == 1 and pair_mark.flags.writeable,
+          "pair_mark must be a writeable contiguous 1-D bool array")  # fmt: skip
+    p = int(round(pair_mark.shape[0] ** 0.5))
+    _need(p * p == pair_mark.shape[0] and p >= 1, "pair_mark must have P * P entries")
+    _need(bool(np.all((m >= 0) & (m < p))), "m must hold processors in [0, P)")
+    _need(0 <= idx < (lptr.shape[0] - 1 if link else p), "idx must be a link (link) or a processor")
+    rows = np.repeat(np.arange(level.n), np.diff(level.ip))
+    ix, iw = level.ix, level.iw
+    if not link:
+        tasks = np.flatnonzero(m == idx)
+        tasks = tasks[vw[tasks] > 0]
+        if tasks.shape[0] > n_cand:
+            deg_ext = np.zeros(level.n)
+            ext = (m[rows] == idx) & (m[ix] != idx)
+            np.add.at(deg_ext, rows[ext], iw[ext])
+            score = deg_ext[tasks] - 1e-9 * vw[tasks]
+            tasks = tasks[np.argsort(-score, kind="stable")[:n_cand]]
+        return tasks
+    pairs = lpairs[lptr[idx] : lptr[idx + 1]]
+    pair_mark[pairs] = True
+    cross = pair_mark[m[rows] * p + m[ix]]
+    pair_mark[pairs] = False
+    s = rows[cross]
+    if s.shape[0] == 0:
+        return s
+    vol = np.bincount(s, weights=iw[cross], minlength=level.n)
+    tasks = np.flatnonzero(vol)
+    if tasks.shape[0] > n_cand:
+        tasks = tasks[np.argsort(-vol[tasks], kind="stable")[:n_cand]]
+    return tasks
