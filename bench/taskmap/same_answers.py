@@ -46,6 +46,7 @@ KNOBS = (
     ("sumrefine", "CROSS_KERNEL"),
     ("sumrefine", "RADIX_ORDER"),
     ("refinement", "TASKS_KERNEL"),
+    ("bisection", "BLOCK_KERNEL"),
 )
 
 

@@ -371,6 +371,7 @@ _TWINS = {
     "taskmap._multilevel.cut_pass": "refine.cut_pass",
     "taskmap._multilevel.cross_gains": "refine.cross_gains",
     "taskmap._multilevel.bottleneck_tasks": "refine.bottleneck_tasks",
+    "taskmap._multilevel.bisect_block": "refine.bisect_block",
     "taskmap._occupancy.Pairs": "occupancy.Pairs",
     "taskmap._occupancy.Routes": "occupancy.Routes",
     "taskmap._occupancy.link_loads": "occupancy.link_loads",

@@ -307,6 +307,52 @@ inline double np_maximum(double x, double y) {
     return x >= y ? x : y;
 }
 
+
+// NumPy's sum of a contiguous float64 array (pairwise: blocks of at most 128 summed with 8
+// accumulators, halves at multiples of 8 above), the same additions in the same order.
+double np_sum(const double* a, i64 n) {
+    if (n < 8) {
+        double r = 0.0;
+        for (i64 i = 0; i < n; ++i) r += a[i];
+        return r;
+    }
+    if (n <= 128) {
+        double r[8];
+        for (int j = 0; j < 8; ++j) r[j] = a[j];
+        i64 i = 8;
+        for (; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; ++i) res += a[i];
+        return res;
+    }
+    i64 n2 = n / 2;
+    n2 -= n2 % 8;
+    return np_sum(a, n2) + np_sum(a + n2, n - n2);
+}
+
+// bisection.split_point: the largest gap in the middle half of lo..hi-1, the nearest the
+// middle (the first of those), as the Python code computes it.
+i64 split_point_of(const double* gap, i64 lo, i64 hi) {
+    const i64 k = hi - lo;
+    const i64 a = lo + std::max<i64>(1, k / 4), b = lo + std::max<i64>(1, k - k / 4);
+    if (b <= a) return lo + k / 2;
+    const i64 end = b < hi ? b + 1 : b;  // the candidates a..end-1
+    if (end <= a) return lo + k / 2;
+    double top = gap[a - 1];
+    for (i64 c = a + 1; c < end; ++c)
+        if (gap[c - 1] > top) top = gap[c - 1];  // Python's max: the first of the largest
+    top *= (1 - 1e-9);
+    const double mid = static_cast<double>(lo) + static_cast<double>(k) / 2;
+    i64 best = lo + k / 2;
+    double best_d = std::numeric_limits<double>::infinity();
+    for (i64 c = a; c < end; ++c) {
+        const double d = std::fabs(static_cast<double>(c) - mid);
+        if (gap[c - 1] >= top && d < best_d) best = c, best_d = d;
+    }
+    return best;
+}
+
 // CPython's set of small non-negative ints (hash(v) == v), emulated slot for slot: the
 // iteration order of a Python set is the order of its table's slots, and refine breaks ties
 // between moves in that order (Objects/setobject.c: linear probes of 9, then the perturbed
@@ -1170,4 +1216,96 @@ PYBIND11_MODULE(_multilevel, mod) {
         "1e-9 of the weight); a link's tasks that send across it (the pairs lpairs[lptr[idx]:"
         "lptr[idx + 1]], marked in the zeroed scratch pair_mark and unmarked), most volume "
         "first; stable.");
+    mod.def(
+        "bisect_block",
+        [](const LevelView& G, Arr<i64> verts, i64 lo, i64 hi, Arr<double> gap,
+           Arr<double> sh, Arr<i64> subset, Arr<double> vw, py::array m, int passes) {
+            const i64 n = G.n;
+            need(verts.ndim() == 1, "verts must be 1-D, got shape " + shape_of(verts));
+            need(subset.ndim() == 1, "subset must be 1-D, got shape " + shape_of(subset));
+            const i64 S = subset.shape(0);
+            need_length(sh, S, "sh", "len(subset)");
+            need(gap.ndim() == 1 && gap.shape(0) >= S - 1, "gap must have len(subset) - 1 entries");
+            need(0 <= lo && lo < hi && hi <= S, "need 0 <= lo < hi <= len(subset)");
+            need_length(vw, n, "vw");
+            need(passes >= 0, "passes must be >= 0");
+            need(m.dtype().is(py::dtype::of<i64>()) && m.ndim() == 1 && m.writeable() &&
+                     (m.flags() & py::array::c_style) && m.shape(0) == n,
+                 "m must be a writeable contiguous 1-D int64 array of length " +
+                     std::to_string(n));
+            const i64 k0 = verts.shape(0);
+            const i64* pv0 = verts.data();
+            std::vector<char> seen(static_cast<std::size_t>(n), 0);
+            for (i64 i = 0; i < k0; ++i) {
+                need(pv0[i] >= 0 && pv0[i] < n && !seen[pv0[i]],
+                     "verts must hold distinct vertices in [0, n)");
+                seen[pv0[i]] = 1;
+            }
+            i64* pm = static_cast<i64*>(m.mutable_data());
+            const double* pg = gap.data();
+            const double* psh = sh.data();
+            const i64* psub = subset.data();
+            const double* pw = vw.data();
+            {
+                py::gil_scoped_release release;
+                struct Block {
+                    std::vector<i64> verts;
+                    i64 lo, hi;
+                };
+                std::vector<Block> stack;
+                stack.push_back({std::vector<i64>(pv0, pv0 + k0), lo, hi});
+                std::vector<double> wloc;
+                std::vector<std::uint8_t> inside;
+                while (!stack.empty()) {
+                    Block blk = std::move(stack.back());
+                    stack.pop_back();
+                    const std::vector<i64>& vs = blk.verts;
+                    const i64 k = static_cast<i64>(vs.size()), a = blk.lo, b = blk.hi;
+                    if (b - a == 1 || k == 0) {
+                        for (i64 v : vs) pm[v] = psub[a];
+                        continue;
+                    }
+                    if (k == 1) {  // np.argmax of sh[a:b]: the first of the largest
+                        i64 arg = a;
+                        if (!std::isnan(psh[a]))
+                            for (i64 j = a + 1; j < b; ++j) {
+                                if (std::isnan(psh[j])) {
+                                    arg = j;
+                                    break;
+                                }
+                                if (psh[j] > psh[arg]) arg = j;
+                            }
+                        pm[vs[0]] = psub[arg];
+                        continue;
+                    }
+                    const i64 sp = split_point_of(pg, a, b);
+                    const double left_cap = np_sum(psh + a, sp - a);
+                    const double total_cap = np_sum(psh + a, b - a);
+                    wloc.resize(static_cast<std::size_t>(k));
+                    for (i64 i = 0; i < k; ++i) wloc[i] = pw[vs[i]];
+                    const double target = np_sum(wloc.data(), k) * left_cap / total_cap;
+                    // grow's balance: max(wloc.max(), 0.02 * wloc.sum()), Python's max
+                    double wmax = wloc[0];
+                    for (i64 i = 1; i < k; ++i)
+                        if (wloc[i] > wmax || std::isnan(wloc[i])) {
+                            wmax = wloc[i];
+                            if (std::isnan(wmax)) break;
+                        }
+                    const double frac = 0.02 * np_sum(wloc.data(), k);
+                    const double tol = frac > wmax ? frac : wmax;
+                    inside.assign(static_cast<std::size_t>(k), 0);
+                    bisect_small_kernel(G.ip.data(), G.ix.data(), G.iw.data(), n, vs.data(), k,
+                                        wloc.data(), target, tol, passes, inside.data());
+                    Block in{{}, a, sp}, out{{}, sp, b};
+                    for (i64 i = 0; i < k; ++i) (inside[i] ? in : out).verts.push_back(vs[i]);
+                    stack.push_back(std::move(out));
+                    stack.push_back(std::move(in));
+                }
+            }
+        },
+        py::arg("level"), py::arg("verts"), py::arg("lo"), py::arg("hi"), py::arg("gap"),
+        py::arg("sh"), py::arg("subset"), py::arg("vw"), py::arg("m"), py::arg("passes"),
+        "bisect_map's recursion on the block lo..hi-1 of subset where every split is a fast "
+        "one (bisect_small with grow's balance, the split_point, NumPy's sums): m[v] for the "
+        "vertices verts, in place.");
 }

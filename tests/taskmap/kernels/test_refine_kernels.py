@@ -1,6 +1,6 @@
 """The refinement kernels of ``coalloc.taskmap._multilevel`` added for issue 40 (h63cpu):
-``expand``, ``destinations``, ``best_move``, ``loads``, ``cut_pass``, ``cross_gains`` and
-``bottleneck_tasks`` against their NumPy
+``expand``, ``destinations``, ``best_move``, ``loads``, ``cut_pass``, ``cross_gains``,
+``bottleneck_tasks`` and ``bisect_block`` against their NumPy
 twins in ``coalloc.taskmap._reference.refine``: exact parity on random inputs (ties,
 non-dyadic weights, repeated and colliding set members), each also checked by an
 independent referee, and the refinement with the knobs on and off."""
@@ -353,3 +353,67 @@ def test_refine_and_cut_refine_with_the_knobs_on_and_off(seed):
     (c1, r1, *a1), (c2, r2, *a2) = out
     assert (c1, r1) == (c2, r2)
     assert all(np.array_equal(x, y) for x, y in zip(a1, a2))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_bisect_block_matches_twin(seed):
+    """The compiled ``bisect_block`` writes the twin's mapping (the Python recursion of
+    ``bisect_map``'s fast splits): blocks of up to 300 positions and 400 tasks (NumPy's
+    pairwise sums above 8 and 128 terms), equal gaps (ties of the split point), unequal
+    shares and weights; referee: every vertex lands in the block, each position's load is
+    near its share."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.choice([1, 2, 9, 60, 400]))
+    s_len = int(rng.choice([1, 2, 3, 8, 17, 300]))
+    w = (rng.random((n, n)) < min(1.0, 6.0 / n)) * rng.uniform(0.1, 3.0, (n, n))
+    w = np.triu(w, 1)
+    ip, ix, iw = (np.asarray(a) for a in tm.TaskGraph(np.ones(n), w + w.T).undirected_csr())
+    vw = rng.choice([0.5, 1.0, 1.7], n)
+    gap = rng.choice([1.0, 1.0, 2.0, 5.0], max(s_len - 1, 0))
+    sh = rng.choice([1.0, 2.0, 3.0], s_len) * rng.uniform(0.5, 1.5, s_len)
+    subset = np.sort(rng.choice(1000, s_len, replace=False)).astype(np.int64)
+    lo = int(rng.integers(0, s_len))
+    hi = int(rng.integers(lo + 1, s_len + 1))
+    verts = rng.permutation(n)[: int(rng.integers(0, n + 1))].astype(np.int64)
+    m1, m2 = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    K.bisect_block(K.Level(ip, ix, iw), verts, lo, hi, gap, sh, subset, vw, m1, 4)
+    R.bisect_block(RM.Level(ip, ix, iw), verts, lo, hi, gap, sh, subset, vw, m2, 4)
+    assert np.array_equal(m1, m2)
+    rest = np.setdiff1d(np.arange(n), verts)
+    assert (m1[rest] == -1).all() and np.isin(m1[verts], subset[lo:hi]).all()
+    if verts.shape[0] > 40 * (hi - lo):  # many tasks a position: loads follow the shares
+        load = np.array([vw[verts][m1[verts] == subset[j]].sum() for j in range(lo, hi)])
+        want = vw[verts].sum() * sh[lo:hi] / sh[lo:hi].sum()
+        assert np.allclose(load, want, rtol=0.5, atol=5 * vw.max())
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_bisect_map_with_the_block_kernel_on_and_off(seed, full):
+    """``bisect_map`` gives the same mapping with ``BLOCK_KERNEL`` on and off (the Python
+    recursion calling ``grow`` for every split) on hierarchical clusters with unequal
+    speeds, ``full`` on (slow splits in Python, the fast blocks compiled) and off."""
+    from coalloc.taskmap import bisection, generators
+    from coalloc.taskmap.hierarchy import topology
+
+    rng = np.random.default_rng(seed)
+    res = generators.hierarchical_cluster(
+        n_racks=int(rng.integers(1, 3)), nodes_per_rack=int(rng.integers(1, 4)),
+        cores_per_node=int(rng.integers(1, 9)), speed=(1.0, 3.0), seed=int(seed % 1000),
+    )  # fmt: skip
+    topo = topology(res)
+    n = int(rng.integers(2, 120))
+    ip, ix, iw = _random_graph(rng, n)
+    lv = levels.TaskLevel(ip, ix, iw, rng.choice([0.5, 1.0, 2.0], n))
+    share = topo.cap / topo.cap.max()
+    subset = np.arange(topo.P, dtype=np.int64)
+    old = bisection.BLOCK_KERNEL
+    out = []
+    try:
+        for flag in (True, False):
+            bisection.BLOCK_KERNEL = flag
+            out.append(bisection.bisect_map(topo, lv, subset, share, full=full))
+    finally:
+        bisection.BLOCK_KERNEL = old
+    assert np.array_equal(out[0], out[1])

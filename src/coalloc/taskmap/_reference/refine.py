@@ -3,16 +3,16 @@
 
 Each is the NumPy or Python code the mapper ran before its kernel (``levels.expand``,
 ``refinement._destinations`` and ``_bottleneck_tasks``, ``refine``'s choice of a move,
-``RefineState.refresh``, a pass of ``cut_refine``, ``sumrefine._cross_gains``), with the
-kernel's signature and checks; the parity tests in
-``tests/taskmap/kernels/test_refine_kernels.py`` require identical results.
+``RefineState.refresh``, a pass of ``cut_refine``, ``sumrefine._cross_gains``,
+``bisection.bisect_map``'s fast splits), with the kernel's signature and checks; the parity
+tests in ``tests/taskmap/kernels/test_refine_kernels.py`` require identical results.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .multilevel import _need, score_moves
+from .multilevel import _need, bisect_small, score_moves
 
 __all__ = [
     "expand",
@@ -22,6 +22,7 @@ __all__ = [
     "cut_pass",
     "cross_gains",
     "bottleneck_tasks",
+    "bisect_block",
 ]
 
 
@@ -389,3 +390,83 @@ def bottleneck_tasks(level, m, vw, lptr, lpairs, pair_mark, link: bool, idx: int
     if tasks.shape[0] > n_cand:
         tasks = tasks[np.argsort(-vol[tasks], kind="stable")[:n_cand]]
     return tasks
+
+
+def _split_point(gap: list, lo: int, hi: int) -> int:
+    """``bisection.split_point`` (its code)."""
+    k = hi - lo
+    a, b = lo + max(1, k // 4), lo + max(1, k - k // 4)
+    if b <= a:
+        return lo + k // 2
+    cand = range(a, b + 1) if b < hi else range(a, b)
+    if not cand:
+        return lo + k // 2
+    top = max(gap[c - 1] for c in cand) * (1 - 1e-9)
+    mid = lo + k / 2
+    best, best_d = lo + k // 2, float("inf")
+    for c in cand:
+        if gap[c - 1] >= top and abs(c - mid) < best_d:
+            best, best_d = c, abs(c - mid)
+    return best
+
+
+def bisect_block(level, verts, lo: int, hi: int, gap, sh, subset, vw, m, passes: int) -> None:
+    """``bisection.bisect_map``'s recursion on the block ``lo..hi-1`` of ``subset`` where
+    every split is a fast one (its Python code before the kernel, issue 40 h63cpu): the
+    split point, the target by NumPy's sums, :func:`bisect_small` with ``grow``'s balance;
+    ``m[v]`` for the vertices ``verts``, in place.
+
+    Parameters
+    ----------
+    level : Level
+        The graph.
+    verts : ndarray of int64
+        Distinct vertices to map.
+    lo, hi : int
+        The block of positions of ``subset``.
+    gap : ndarray of float64, shape (len(subset) - 1,)
+        The route cost between consecutive positions of ``subset``.
+    sh : ndarray of float64, shape (len(subset),)
+        The share of each position.
+    subset : ndarray of int64
+        The processor positions.
+    vw : ndarray of float64, shape (n,)
+        The vertices' weights.
+    m : ndarray of int64, shape (n,)
+        The mapping (written at ``verts``).
+    passes : int
+        The FM passes of each split.
+    """
+    verts = np.ascontiguousarray(verts, dtype=np.int64)
+    subset = np.ascontiguousarray(subset, dtype=np.int64)
+    sh = np.ascontiguousarray(sh, dtype=np.float64)
+    vw = np.ascontiguousarray(vw, dtype=np.float64)
+    _need(verts.ndim == 1 and subset.ndim == 1, "verts and subset must be 1-D")
+    _need(sh.shape == subset.shape, "sh must have shape (len(subset),)")
+    _need(len(gap) >= subset.shape[0] - 1, "gap must have len(subset) - 1 entries")
+    _need(0 <= lo < hi <= subset.shape[0], "need 0 <= lo < hi <= len(subset)")
+    _need(vw.shape == (level.n,), "vw must have shape (n,)")
+    _need(passes >= 0, "passes must be >= 0")
+    _need(isinstance(m, np.ndarray) and m.dtype == np.int64 and m.ndim == 1
+          and m.flags.c_contiguous and m.flags.writeable and m.shape[0] == level.n,
+          f"m must be a writeable contiguous 1-D int64 array of length {level.n}")  # fmt: skip
+    _need(bool(np.all((verts >= 0) & (verts < level.n)))
+          and np.unique(verts).shape[0] == verts.shape[0],
+          "verts must hold distinct vertices in [0, n)")  # fmt: skip
+    gap = [float(g) for g in gap]
+    stack = [(verts, lo, hi)]
+    while stack:
+        vs, a, b = stack.pop()
+        if b - a == 1 or vs.shape[0] == 0:
+            m[vs] = subset[a]
+            continue
+        if vs.shape[0] == 1:
+            m[vs] = subset[a + int(np.argmax(sh[a:b]))]
+            continue
+        s = _split_point(gap, a, b)
+        target = vw[vs].sum() * sh[a:s].sum() / sh[a:b].sum()
+        wloc = vw[vs]
+        tol = max(float(wloc.max()), 0.02 * float(wloc.sum()))
+        inside = bisect_small(level, vs, wloc, target, tol, passes)
+        stack.append((vs[~inside], s, b))
+        stack.append((vs[inside], a, s))
