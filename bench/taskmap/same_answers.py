@@ -47,6 +47,7 @@ KNOBS = (
     ("sumrefine", "RADIX_ORDER"),
     ("refinement", "TASKS_KERNEL"),
     ("bisection", "BLOCK_KERNEL"),
+    ("swaprefine", "PICK_KERNEL"),
 )
 
 

@@ -1184,8 +1184,11 @@ PYBIND11_MODULE(_multilevel, mod) {
                         }
                     }
                 } else {
-                    for (i64 j = plp[idx]; j < plp[idx + 1]; ++j) mark[plq[j]] = 1;
+                    std::vector<char> source(static_cast<std::size_t>(P), 0);
+                    for (i64 j = plp[idx]; j < plp[idx + 1]; ++j)
+                        mark[plq[j]] = 1, source[plq[j] / P] = 1;
                     for (i64 v = 0; v < n; ++v) {
+                        if (!source[pm[v]]) continue;  // no route from m[v] takes the link
                         double vol = 0.0;  // np.bincount: the entries in order, from 0
                         bool any = false;
                         for (i64 q = pip[v]; q < pip[v + 1]; ++q)
@@ -1308,4 +1311,111 @@ PYBIND11_MODULE(_multilevel, mod) {
         "bisect_map's recursion on the block lo..hi-1 of subset where every split is a fast "
         "one (bisect_small with grow's balance, the split_point, NumPy's sums): m[v] for the "
         "vertices verts, in place.");
+    mod.def(
+        "link_pick",
+        [](const LevelView& G, const PairRoutesView& R, Arr<i64> m, Arr<double> lload,
+           Arr<double> bw, Arr<i64> rt, Arr<i64> rb, i64 link, double tiny, Arr<bool> over,
+           double thr, Arr<i64> lptr, Arr<i64> lpairs) {
+            const i64 n = G.n, P = R.P, E = R.E;
+            need_length(m, n, "m");
+            need_length(lload, E, "lload", "n_links");
+            need_length(bw, E, "bw", "n_links");
+            need(rt.ndim() == 1, "rt must be 1-D, got shape " + shape_of(rt));
+            const i64 k = rt.shape(0);
+            need_length(rb, k, "rb", "len(rt)");
+            need_length(over, k, "over", "len(rt)");
+            need(link >= 0 && link < E, "link must be in [0, n_links)");
+            need_length(lptr, E + 1, "lptr", "n_links + 1");
+            const i64* plp = lptr.data();
+            const i64* plq = lpairs.data();
+            need(lpairs.ndim() == 1 && plp[link] >= 0 && plp[link] <= plp[link + 1] &&
+                     plp[link + 1] <= lpairs.shape(0),
+                 "lptr must index lpairs");
+            for (i64 j = plp[link]; j < plp[link + 1]; ++j)
+                need(plq[j] >= 0 && plq[j] < P * P, "lpairs must hold pairs in [0, P * P)");
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const i64* prp = R.rptr.data();
+            const i64* prl = R.rlink.data();
+            const i64* pm = m.data();
+            const i64* prt = rt.data();
+            const i64* prb = rb.data();
+            const bool* pov = over.data();
+            for (i64 i = 0; i < k; ++i) {
+                need(prt[i] >= 0 && prt[i] < n, "rt must hold tasks in [0, n)");
+                need(prb[i] >= 0 && prb[i] < P, "rb must hold processors in [0, P)");
+                const i64 t = prt[i];
+                if (i > 0 && t == prt[i - 1]) continue;
+                need(pm[t] >= 0 && pm[t] < P, "m must hold processors in [0, P)");
+                for (i64 q = pip[t]; q < pip[t + 1]; ++q)
+                    need(pm[pix[q]] >= 0 && pm[pix[q]] < P, "m must hold processors in [0, P)");
+            }
+            const double* pl = lload.data();
+            const double* pbw = bw.data();
+            i64 pick = -1;
+            {
+                py::gil_scoped_release release;
+                // how many times the route of each pair takes `link` (a thread's scratch
+                // table of P * P counts, zeroed again before the call returns)
+                thread_local std::vector<std::uint8_t> times_of;
+                if (static_cast<i64>(times_of.size()) < P * P)
+                    times_of.assign(static_cast<std::size_t>(P * P), 0);
+                for (i64 j = plp[link]; j < plp[link + 1]; ++j) ++times_of[plq[j]];
+                auto times = [&](i64 pair) { return static_cast<int>(times_of[pair]); };
+                // dv: the change of link's load, its additions alone in score_moves' order
+                std::vector<double> dv(static_cast<std::size_t>(k));
+                for (i64 i = 0; i < k; ++i) {
+                    const i64 t = prt[i], a = pm[t], b = prb[i];
+                    double d = 0.0;
+                    for (int pass = 0; pass < 2; ++pass) {
+                        const i64 from = pass == 0 ? b : a;
+                        for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+                            const int c = times(from * P + pm[pix[q]]);
+                            const double w = pass == 0 ? pw[q] : -pw[q];
+                            for (int r = 0; r < c; ++r) d += w;
+                        }
+                    }
+                    dv[i] = d;
+                }
+                // np.lexsort((dv, over)): over first (False first), then dv (NaN last), stable
+                std::vector<i64> order(static_cast<std::size_t>(k));
+                for (i64 i = 0; i < k; ++i) order[i] = i;
+                std::stable_sort(order.begin(), order.end(), [&](i64 x, i64 y) {
+                    if (pov[x] != pov[y]) return !pov[x];
+                    return dv[x] < dv[y] || (std::isnan(dv[y]) && !std::isnan(dv[x]));
+                });
+                // the first in that order whose largest rising link stays below thr
+                std::vector<double> acc(static_cast<std::size_t>(E), 0.0);
+                std::vector<char> seen(static_cast<std::size_t>(E), 0);
+                std::vector<i64> used;
+                for (i64 i : order) {
+                    const i64 t = prt[i];
+                    move_deltas(pip, pix, pw, prp, prl, pm, P, t, pm[t], prb[i], acc, seen, used);
+                    double up = -std::numeric_limits<double>::infinity();
+                    for (i64 e : used) {
+                        const double d = acc[e];
+                        if (d > tiny * (1 + pl[e])) {
+                            const double v = (pl[e] + d) / pbw[e];
+                            if (v > up) up = v;
+                        }
+                    }
+                    for (i64 e : used) acc[e] = 0.0, seen[e] = 0;
+                    used.clear();
+                    if (up < thr) {
+                        pick = i;
+                        break;
+                    }
+                }
+                for (i64 j = plp[link]; j < plp[link + 1]; ++j) times_of[plq[j]] = 0;
+            }
+            return pick;
+        },
+        py::arg("level"), py::arg("routes"), py::arg("m"), py::arg("lload"), py::arg("bw"),
+        py::arg("rt"), py::arg("rb"), py::arg("link"), py::arg("tiny"), py::arg("over"),
+        py::arg("thr"), py::arg("lptr"), py::arg("lpairs"),
+        "link_swap_refine's next move among rt[i] -> rb[i]: of those whose score_moves' up "
+        "is below thr, the first by (over, the change of link's load, i); -1 for none. The "
+        "changes of link's load come from the pairs whose route takes it (lpairs[lptr[link]:"
+        "lptr[link + 1]]); only the candidates before the pick are scored on every link.");
 }

@@ -1,6 +1,6 @@
 """The refinement kernels of ``coalloc.taskmap._multilevel`` added for issue 40 (h63cpu):
 ``expand``, ``destinations``, ``best_move``, ``loads``, ``cut_pass``, ``cross_gains``,
-``bottleneck_tasks`` and ``bisect_block`` against their NumPy
+``bottleneck_tasks``, ``bisect_block`` and ``link_pick`` against their NumPy
 twins in ``coalloc.taskmap._reference.refine``: exact parity on random inputs (ties,
 non-dyadic weights, repeated and colliding set members), each also checked by an
 independent referee, and the refinement with the knobs on and off."""
@@ -417,3 +417,36 @@ def test_bisect_map_with_the_block_kernel_on_and_off(seed, full):
     finally:
         bisection.BLOCK_KERNEL = old
     assert np.array_equal(out[0], out[1])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_link_pick_matches_twin_and_full_scores(seed):
+    """The compiled ``link_pick`` picks the twin's move (``score_moves`` for all, then the
+    first by (over, the change of the link's load, index) among those below ``thr``), with
+    masked loads (-1e30: ignored rises), ties of the load change and ``over`` both ways;
+    referee: that move's ``up`` is below ``thr`` and its load change equals
+    ``score_moves``'."""
+    rng = np.random.default_rng(seed)
+    topo = _random_topology(rng)
+    if not topo.E:
+        return
+    n = int(rng.integers(1, 25))
+    csr, m, lload, rt, rb, _ = _scores(rng, topo, n)
+    lload = np.where(rng.random(topo.E) < 0.2, -1e30, lload)
+    link = int(rng.integers(0, topo.E))
+    over = rng.random(rt.shape[0]) < 0.3
+    thr = float(rng.choice([0.5, 2.0, 5.0, 1e9]))
+    rr = RM.PairRoutes(topo.rptr, topo.rlink, topo.E)
+    got = K.link_pick(K.Level(*csr), topo.routes, m, lload, topo.bw, rt, rb, link, 1e-12,
+                      over, thr, topo.lptr, topo.lpairs)  # fmt: skip
+    want = R.link_pick(RM.Level(*csr), rr, m, lload, topo.bw, rt, rb, link, 1e-12, over, thr,
+                       topo.lptr, topo.lpairs)  # fmt: skip
+    assert got == want
+    up, dv = K.score_moves(K.Level(*csr), topo.routes, m, lload, topo.bw, rt, rb, link, 1e-12)
+    if got < 0:
+        assert not (up < thr).any()
+    else:
+        assert up[got] < thr
+        better = (up < thr) & ((over < over[got]) | ((over == over[got]) & (dv < dv[got])))
+        assert not better.any()

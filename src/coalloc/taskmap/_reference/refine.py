@@ -4,8 +4,9 @@
 Each is the NumPy or Python code the mapper ran before its kernel (``levels.expand``,
 ``refinement._destinations`` and ``_bottleneck_tasks``, ``refine``'s choice of a move,
 ``RefineState.refresh``, a pass of ``cut_refine``, ``sumrefine._cross_gains``,
-``bisection.bisect_map``'s fast splits), with the kernel's signature and checks; the parity
-tests in ``tests/taskmap/kernels/test_refine_kernels.py`` require identical results.
+``bisection.bisect_map``'s fast splits, ``swaprefine._next_move``'s pick), with the
+kernel's signature and checks; the parity tests in
+``tests/taskmap/kernels/test_refine_kernels.py`` require identical results.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "cross_gains",
     "bottleneck_tasks",
     "bisect_block",
+    "link_pick",
 ]
 
 
@@ -470,3 +472,39 @@ def bisect_block(level, verts, lo: int, hi: int, gap, sh, subset, vw, m, passes:
         inside = bisect_small(level, vs, wloc, target, tol, passes)
         stack.append((vs[~inside], s, b))
         stack.append((vs[inside], a, s))
+
+
+def link_pick(level, routes, m, lload, bw, rt, rb, link: int, tiny: float, over, thr: float,
+              lptr, lpairs) -> int:  # fmt: skip
+    """``swaprefine._next_move``'s pick among the moves ``rt[i] -> rb[i]`` (its NumPy code
+    before the kernel, issue 40 h63cpu): of those whose :func:`score_moves` ``up`` is below
+    ``thr``, the first by ``(over, the change of link's load, i)``; -1 for none.
+
+    Parameters
+    ----------
+    level, routes, m, lload, bw, rt, rb, tiny
+        As for :func:`score_moves`.
+    link : int
+        The link whose load change orders the moves.
+    over : ndarray of bool, shape (len(rt),)
+        Whether the move's destination would be over the maximum (last).
+    thr : float
+        The moves' largest rising link must stay below this.
+    lptr, lpairs : ndarray of int64
+        CSR of the processor pairs whose route uses each link (checked only).
+
+    Returns
+    -------
+    int
+        The index of the move, or -1.
+    """
+    over = np.ascontiguousarray(over, dtype=bool)
+    rt = np.ascontiguousarray(rt, dtype=np.int64)
+    _need(over.shape == rt.shape, "over must have shape (len(rt),)")
+    _need(0 <= link < routes.E, "link must be in [0, n_links)")
+    _need(np.asarray(lptr).shape == (routes.E + 1,), "lptr must have shape (n_links + 1,)")
+    up, dv = score_moves(level, routes, m, lload, bw, rt, rb, link, tiny)
+    ok = np.flatnonzero(up < thr)
+    if ok.shape[0] == 0:
+        return -1
+    return int(ok[np.lexsort((dv[ok], over[ok]))[0]])
