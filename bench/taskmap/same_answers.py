@@ -48,6 +48,7 @@ KNOBS = (
     ("refinement", "TASKS_KERNEL"),
     ("bisection", "BLOCK_KERNEL"),
     ("swaprefine", "PICK_KERNEL"),
+    ("refinement", "PICK_KERNEL"),
 )
 
 

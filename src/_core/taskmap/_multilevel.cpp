@@ -353,6 +353,71 @@ i64 split_point_of(const double* gap, i64 lo, i64 hi) {
     return best;
 }
 
+// best_move's search: NumPy's argmin of the candidates' scores (max of score_moves' up and
+// the node part pnp[i]; for a link also its new occupancy, inf where its load does not
+// fall), the candidates that cannot be the first minimum left unscored. (pick, score).
+std::pair<i64, double> best_move_search(const i64* pip, const i64* pix, const double* pw,
+                                        const i64* prp, const i64* prl, const i64* pm, i64 P,
+                                        i64 E, const double* pl, const double* pbw,
+                                        const i64* prt, const i64* prb, const double* pnp,
+                                        i64 k, i64 link, double tiny) {
+    i64 pick = -1;
+    double top = 0.0;
+    std::vector<double> acc(static_cast<std::size_t>(E), 0.0);
+    std::vector<char> seen(static_cast<std::size_t>(E), 0);
+    std::vector<i64> used;
+    const double ninf = -std::numeric_limits<double>::infinity();
+    const double inf = std::numeric_limits<double>::infinity();
+    // the score of the twin (np.maximum of the parts; a link's own rule)
+    auto score = [&](i64 i) {
+        const i64 t = prt[i], a = pm[t], b = prb[i];
+        move_deltas(pip, pix, pw, prp, prl, pm, P, t, a, b, acc, seen, used);
+        double up = ninf;
+        for (i64 e : used) {
+            const double d = acc[e];
+            if (d > tiny * (1 + pl[e])) {
+                const double v = (pl[e] + d) / pbw[e];
+                if (v > up) up = v;
+            }
+        }
+        const double dv = link >= 0 ? acc[link] : 0.0;
+        for (i64 e : used) acc[e] = 0.0, seen[e] = 0;
+        used.clear();
+        double s = np_maximum(up, pnp[i]);
+        if (link >= 0) {
+            s = np_maximum(s, (pl[link] + dv) / pbw[link]);
+            if (!(dv < -tiny * (1 + pl[link]))) s = inf;
+        }
+        return s;
+    };
+    bool any_nan = false;
+    for (i64 i = 0; i < k; ++i) any_nan = any_nan || std::isnan(pnp[i]);
+    if (any_nan) {  // NumPy's argmin over every score (the first NaN wins)
+        for (i64 i = 0; i < k; ++i) {
+            const double s = score(i);
+            if (pick < 0 || std::isnan(s) || s < top) pick = i, top = s;
+            if (std::isnan(s)) break;
+        }
+    } else {
+        // every score is >= its node part and never NaN: in the order of the node
+        // parts, a candidate whose part is above the best score so far (or equal,
+        // with a later index) cannot be the first minimum; stop at the first
+        std::vector<i64> order(static_cast<std::size_t>(k));
+        for (i64 i = 0; i < k; ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](i64 x, i64 y) { return pnp[x] < pnp[y]; });
+        for (i64 i : order) {
+            if (pick >= 0 && (pnp[i] > top || (pnp[i] == top && i > pick))) {
+                if (pnp[i] > top) break;
+                continue;
+            }
+            const double s = score(i);
+            if (pick < 0 || s < top || (s == top && i < pick)) pick = i, top = s;
+        }
+    }
+    return {pick, top};
+}
+
 // CPython's set of small non-negative ints (hash(v) == v), emulated slot for slot: the
 // iteration order of a Python set is the order of its table's slots, and refine breaks ties
 // between moves in that order (Objects/setobject.c: linear probes of 9, then the perturbed
@@ -862,58 +927,10 @@ PYBIND11_MODULE(_multilevel, mod) {
             double top = 0.0;
             {
                 py::gil_scoped_release release;
-                std::vector<double> acc(static_cast<std::size_t>(E), 0.0);
-                std::vector<char> seen(static_cast<std::size_t>(E), 0);
-                std::vector<i64> used;
-                const double ninf = -std::numeric_limits<double>::infinity();
-                const double inf = std::numeric_limits<double>::infinity();
-                // the score of the twin (np.maximum of the parts; a link's own rule)
-                auto score = [&](i64 i) {
-                    const i64 t = prt[i], a = pm[t], b = prb[i];
-                    move_deltas(pip, pix, pw, prp, prl, pm, P, t, a, b, acc, seen, used);
-                    double up = ninf;
-                    for (i64 e : used) {
-                        const double d = acc[e];
-                        if (d > tiny * (1 + pl[e])) {
-                            const double v = (pl[e] + d) / pbw[e];
-                            if (v > up) up = v;
-                        }
-                    }
-                    const double dv = link >= 0 ? acc[link] : 0.0;
-                    for (i64 e : used) acc[e] = 0.0, seen[e] = 0;
-                    used.clear();
-                    double s = np_maximum(up, pnp[i]);
-                    if (link >= 0) {
-                        s = np_maximum(s, (pl[link] + dv) / pbw[link]);
-                        if (!(dv < -tiny * (1 + pl[link]))) s = inf;
-                    }
-                    return s;
-                };
-                bool any_nan = false;
-                for (i64 i = 0; i < k; ++i) any_nan = any_nan || std::isnan(pnp[i]);
-                if (any_nan) {  // NumPy's argmin over every score (the first NaN wins)
-                    for (i64 i = 0; i < k; ++i) {
-                        const double s = score(i);
-                        if (pick < 0 || std::isnan(s) || s < top) pick = i, top = s;
-                        if (std::isnan(s)) break;
-                    }
-                } else {
-                    // every score is >= its node part and never NaN: in the order of the node
-                    // parts, a candidate whose part is above the best score so far (or equal,
-                    // with a later index) cannot be the first minimum; stop at the first
-                    std::vector<i64> order(static_cast<std::size_t>(k));
-                    for (i64 i = 0; i < k; ++i) order[i] = i;
-                    std::stable_sort(order.begin(), order.end(),
-                                     [&](i64 x, i64 y) { return pnp[x] < pnp[y]; });
-                    for (i64 i : order) {
-                        if (pick >= 0 && (pnp[i] > top || (pnp[i] == top && i > pick))) {
-                            if (pnp[i] > top) break;
-                            continue;
-                        }
-                        const double s = score(i);
-                        if (pick < 0 || s < top || (s == top && i < pick)) pick = i, top = s;
-                    }
-                }
+                const auto found = best_move_search(pip, pix, pw, prp, prl, pm, P, E, pl, pbw,
+                                                    prt, prb, pnp, k, link, tiny);
+                pick = found.first;
+                top = found.second;
             }
             return py::make_tuple(pick, top);
         },
@@ -1418,4 +1435,77 @@ PYBIND11_MODULE(_multilevel, mod) {
         "is below thr, the first by (over, the change of link's load, i); -1 for none. The "
         "changes of link's load come from the pairs whose route takes it (lpairs[lptr[link]:"
         "lptr[link + 1]]); only the candidates before the pick are scored on every link.");
+    mod.def(
+        "pick_move",
+        [](const LevelView& G, const PairRoutesView& R, Arr<i64> m, Arr<double> nload,
+           Arr<double> lload, Arr<double> cap, Arr<double> bw, Arr<double> vw, Arr<i64> rt,
+           Arr<i64> rb, i64 link, i64 idx, double limit, double tiny) {
+            const i64 n = G.n, P = R.P, E = R.E;
+            need_length(m, n, "m");
+            need_length(vw, n, "vw");
+            need_length(nload, P, "nload", "P");
+            need_length(cap, P, "cap", "P");
+            need_length(lload, E, "lload", "n_links");
+            need_length(bw, E, "bw", "n_links");
+            need(rt.ndim() == 1, "rt must be 1-D, got shape " + shape_of(rt));
+            const i64 k = rt.shape(0);
+            need_length(rb, k, "rb", "len(rt)");
+            need(link >= -1 && link < E, "link must be -1 or in [0, n_links)");
+            need(link >= 0 || (idx >= 0 && idx < P), "idx must be a processor when link = -1");
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const i64* pm = m.data();
+            const i64* prt = rt.data();
+            const i64* prb = rb.data();
+            for (i64 i = 0; i < k; ++i) {
+                need(prt[i] >= 0 && prt[i] < n, "rt must hold tasks in [0, n)");
+                need(prb[i] >= 0 && prb[i] < P, "rb must hold processors in [0, P)");
+                const i64 t = prt[i];
+                if (i > 0 && t == prt[i - 1]) continue;
+                need(pm[t] >= 0 && pm[t] < P, "m must hold processors in [0, P)");
+                for (i64 q = pip[t]; q < pip[t + 1]; ++q)
+                    need(pm[pix[q]] >= 0 && pm[pix[q]] < P, "m must hold processors in [0, P)");
+            }
+            const double* pn = nload.data();
+            const double* pc = cap.data();
+            const double* pv = vw.data();
+            i64 best = -1;
+            double top = 0.0;
+            {
+                py::gil_scoped_release release;
+                // the processors' part of each score and the moves it leaves (refine's NumPy)
+                std::vector<i64> sel, st, sb;
+                std::vector<double> part;
+                for (i64 i = 0; i < k; ++i) {
+                    const i64 t = prt[i], a = pm[t], b = prb[i];
+                    const double w = pv[t];
+                    double np_ = np_maximum((pn[b] + w) / pc[b], (pn[a] - w) / pc[a]);
+                    bool live;
+                    if (link < 0) {
+                        np_ = np_maximum(np_, (pn[idx] - w) / pc[idx]);
+                        live = np_ < limit && w > 0;
+                    } else {
+                        live = np_ < limit;
+                    }
+                    if (live) sel.push_back(i), st.push_back(t), sb.push_back(b), part.push_back(np_);
+                }
+                if (!sel.empty()) {
+                    const auto found = best_move_search(
+                        pip, pix, pw, R.rptr.data(), R.rlink.data(), pm, P, E, lload.data(),
+                        bw.data(), st.data(), sb.data(), part.data(),
+                        static_cast<i64>(sel.size()), link, tiny);
+                    best = sel[found.first];
+                    top = found.second;
+                }
+            }
+            return py::make_tuple(best, top);
+        },
+        py::arg("level"), py::arg("routes"), py::arg("m"), py::arg("nload"), py::arg("lload"),
+        py::arg("cap"), py::arg("bw"), py::arg("vw"), py::arg("rt"), py::arg("rb"),
+        py::arg("link"), py::arg("idx"), py::arg("limit"), py::arg("tiny"),
+        "refine's move off the bottleneck (processor idx when link = -1, else that link) "
+        "among rt[i] -> rb[i]: the processors' part of each score, the moves it keeps below "
+        "limit (of positive weight off a processor), and best_move's pick among them; (i, "
+        "score), (-1, 0.0) when none is kept.");
 }

@@ -25,6 +25,7 @@ __all__ = [
     "DEST_KERNEL",
     "LOADS_KERNEL",
     "MOVE_KERNEL",
+    "PICK_KERNEL",
     "TASKS_KERNEL",
     "RefineState",
     "cut_refine",
@@ -72,6 +73,13 @@ LOADS_KERNEL = True
 #: answers); 3 % of the untimed mapper's CPU on the 30 of ``bench/taskmap/vs_peers.py``
 #: (10,000 calls, each over all the level's entries; issue 40, h63cpu). False: NumPy.
 TASKS_KERNEL = True
+
+#: :func:`refine` computes the processors' part of its moves' scores, keeps the moves below
+#: the maximum and picks among them (:data:`BEST_MOVE_KERNEL`'s search) in one compiled
+#: call, ``_multilevel.pick_move`` (twin: :func:`coalloc.taskmap._reference.refine.pick_move`,
+#: the NumPy code and ``best_move``: the same values by the same operations, so the same
+#: move); ten NumPy calls a move before (issue 40, h63cpu). False: the NumPy parts.
+PICK_KERNEL = True
 
 
 class RefineState:
@@ -434,6 +442,20 @@ def refine(state: RefineState, max_moves: int, n_cand: int = 24, n_light: int = 
         if not rt_a.shape[0]:
             break
         limit = big * (1 - 1e-12)  # a move is taken only when its score is below this
+        if PICK_KERNEL:  # the processors' parts, the moves kept and best_move, compiled
+            best, top = _multilevel.pick_move(lv.kern, topo.routes, m, state.nload, state.lload,
+                                              topo.cap, topo.bw, lv.vw, rt_a, rb_a,
+                                              idx if kind == "link" else -1, idx, limit,
+                                              TINY)  # fmt: skip
+            if best < 0 or not top < limit:
+                break
+            state.move(int(rt_a[best]), int(rb_a[best]))
+            moves += 1
+            stall += 1
+            if stall >= 256:  # keep the incremental loads exact
+                state.refresh()
+                stall = 0
+            continue
         w = lv.vw[rt_a]
         a_of = m[rt_a]
         # the processors' part of the score first: moves it already rules out are not scored

@@ -1,6 +1,6 @@
 """The refinement kernels of ``coalloc.taskmap._multilevel`` added for issue 40 (h63cpu):
 ``expand``, ``destinations``, ``best_move``, ``loads``, ``cut_pass``, ``cross_gains``,
-``bottleneck_tasks``, ``bisect_block`` and ``link_pick`` against their NumPy
+``bottleneck_tasks``, ``bisect_block``, ``link_pick`` and ``pick_move`` against their NumPy
 twins in ``coalloc.taskmap._reference.refine``: exact parity on random inputs (ties,
 non-dyadic weights, repeated and colliding set members), each also checked by an
 independent referee, and the refinement with the knobs on and off."""
@@ -334,7 +334,8 @@ def test_refine_and_cut_refine_with_the_knobs_on_and_off(seed):
     lv = levels.TaskLevel(ip, ix, iw, rng.choice([0.5, 1.0, 2.0, 3.3], n))
     m0 = rng.integers(0, topo.P, n).astype(np.int64)
     share = rng.choice([1.0, 2.0], topo.P)
-    knobs = ("DEST_KERNEL", "BEST_MOVE_KERNEL", "LOADS_KERNEL", "CUT_KERNEL", "TASKS_KERNEL")
+    knobs = ("DEST_KERNEL", "BEST_MOVE_KERNEL", "LOADS_KERNEL", "CUT_KERNEL", "TASKS_KERNEL",
+             "PICK_KERNEL")
     old = {k: getattr(refinement, k) for k in knobs} | {"x": levels.EXPAND_KERNEL}
     out = []
     try:
@@ -450,3 +451,29 @@ def test_link_pick_matches_twin_and_full_scores(seed):
         assert up[got] < thr
         better = (up < thr) & ((over < over[got]) | ((over == over[got]) & (dv < dv[got])))
         assert not better.any()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_pick_move_matches_twin(seed):
+    """The compiled ``pick_move`` picks the twin's move with its score (the processors'
+    parts as refine's NumPy code, the moves kept, ``best_move``), off a processor and off a
+    link, with weights of 0 (not moved off a processor) and limits that keep none; referee:
+    the pick is kept (its processors' part below the limit) and its score is the argmin's."""
+    rng = np.random.default_rng(seed)
+    topo = _random_topology(rng)
+    n = int(rng.integers(1, 25))
+    csr, m, lload, rt, rb, _ = _scores(rng, topo, n)
+    vw = rng.choice([0.0, 1.0, 2.5], n)
+    nload = np.bincount(m, weights=vw, minlength=topo.P).astype(np.float64)
+    link = int(rng.integers(-1, topo.E)) if topo.E and rng.random() < 0.5 else -1
+    idx = int(rng.integers(0, topo.P))
+    limit = float(rng.choice([0.5, 2.0, 6.0, 1e9]))
+    args = (m, nload, lload, topo.cap, topo.bw, vw, rt, rb, link, idx, limit, 1e-12)
+    got = K.pick_move(K.Level(*csr), topo.routes, *args)
+    want = R.pick_move(RM.Level(*csr), RM.PairRoutes(topo.rptr, topo.rlink, topo.E), *args)
+    assert got[0] == want[0] and got[1] == want[1]
+    if got[0] >= 0:
+        t, b = int(rt[got[0]]), int(rb[got[0]])
+        part = max((nload[b] + vw[t]) / topo.cap[b], (nload[m[t]] - vw[t]) / topo.cap[m[t]])
+        assert part < limit and got[1] >= part

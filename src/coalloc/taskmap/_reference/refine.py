@@ -25,6 +25,7 @@ __all__ = [
     "bottleneck_tasks",
     "bisect_block",
     "link_pick",
+    "pick_move",
 ]
 
 
@@ -508,3 +509,53 @@ def link_pick(level, routes, m, lload, bw, rt, rb, link: int, tiny: float, over,
     if ok.shape[0] == 0:
         return -1
     return int(ok[np.lexsort((dv[ok], over[ok]))[0]])
+
+
+def pick_move(level, routes, m, nload, lload, cap, bw, vw, rt, rb, link: int, idx: int,
+              limit: float, tiny: float) -> tuple:  # fmt: skip
+    """``refinement.refine``'s move off the bottleneck (processor ``idx`` when ``link`` is
+    -1, else that link) among ``rt[i] -> rb[i]`` (its NumPy code before the kernel, issue 40
+    h63cpu): the processors' part of each score, the moves it keeps below ``limit`` (of
+    positive weight off a processor), and :func:`best_move` among them.
+
+    Parameters
+    ----------
+    level, routes, m, lload, bw, rt, rb, tiny
+        As for :func:`score_moves`.
+    nload, cap : ndarray of float64, shape (P,)
+        The processors' loads and capacities.
+    vw : ndarray of float64, shape (n,)
+        The vertices' weights.
+    link, idx : int
+        The bottleneck: ``link`` a link, or -1 and ``idx`` a processor.
+    limit : float
+        A move is kept when its processors' part is below this.
+
+    Returns
+    -------
+    tuple
+        ``(i, score)``, or ``(-1, 0.0)`` when no move is kept.
+    """
+    rt = np.ascontiguousarray(rt, dtype=np.int64)
+    rb = np.ascontiguousarray(rb, dtype=np.int64)
+    nload = np.ascontiguousarray(nload, dtype=np.float64)
+    cap = np.ascontiguousarray(cap, dtype=np.float64)
+    vw = np.ascontiguousarray(vw, dtype=np.float64)
+    _need(nload.shape == (routes.P,) and cap.shape == (routes.P,), "nload, cap: shape (P,)")
+    _need(vw.shape == (level.n,), "vw must have shape (n,)")
+    _need(rb.shape == rt.shape, "rb must have shape (len(rt),)")
+    _need(link >= 0 or 0 <= idx < routes.P, "idx must be a processor when link = -1")
+    w = vw[rt]
+    a_of = np.asarray(m)[rt]
+    node_part = np.maximum((nload[rb] + w) / cap[rb], (nload[a_of] - w) / cap[a_of])
+    if link < 0:
+        node_part = np.maximum(node_part, (nload[idx] - w) / cap[idx])
+        live = (node_part < limit) & (w > 0)
+    else:
+        live = node_part < limit
+    sel = np.flatnonzero(live)
+    if sel.shape[0] == 0:
+        return -1, 0.0
+    pick, top = best_move(level, routes, m, lload, bw, rt[sel], rb[sel], node_part[sel], link,
+                          tiny)  # fmt: skip
+    return int(sel[pick]), top
