@@ -49,6 +49,7 @@ KNOBS = (
     ("bisection", "BLOCK_KERNEL"),
     ("swaprefine", "PICK_KERNEL"),
     ("refinement", "PICK_KERNEL"),
+    ("sumrefine", "TABLE_KERNEL"),
 )
 
 

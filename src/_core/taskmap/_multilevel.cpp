@@ -1508,4 +1508,89 @@ PYBIND11_MODULE(_multilevel, mod) {
         "among rt[i] -> rb[i]: the processors' part of each score, the moves it keeps below "
         "limit (of positive weight off a processor), and best_move's pick among them; (i, "
         "score), (-1, 0.0) when none is kept.");
+    mod.def(
+        "swap_table",
+        [](const LevelView& G, Arr<i64> m, Arr<double> cost, Arr<i64> t, Arr<i64> b) {
+            const i64 n = G.n;
+            need_length(m, n, "m");
+            need(cost.ndim() == 2 && cost.shape(0) == cost.shape(1),
+                 "cost must be square, got shape " + shape_of(cost));
+            const i64 P = cost.shape(0);
+            need(t.ndim() == 1, "t must be 1-D, got shape " + shape_of(t));
+            const i64 k = t.shape(0);
+            need_length(b, k, "b", "len(t)");
+            const i64* pm = m.data();
+            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            const i64* pt = t.data();
+            const i64* pb = b.data();
+            for (i64 i = 0; i < k; ++i)
+                need(pt[i] >= 0 && pt[i] < n && pb[i] >= 0 && pb[i] < P,
+                     "t must hold tasks and b processors");
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const double* pc = cost.data();
+            py::array_t<i64> pair_of(k);
+            i64* ppo = pair_of.mutable_data();
+            std::vector<i64> pairs, offsets{0}, tasks;
+            std::vector<double> gains, largest;
+            {
+                py::gil_scoped_release release;
+                // np.unique(b * P + m[t], return_inverse=True)
+                std::vector<i64> key(static_cast<std::size_t>(k));
+                for (i64 i = 0; i < k; ++i) key[i] = pb[i] * P + pm[pt[i]];
+                pairs = key;
+                std::sort(pairs.begin(), pairs.end());
+                pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+                for (i64 i = 0; i < k; ++i)
+                    ppo[i] = std::lower_bound(pairs.begin(), pairs.end(), key[i]) - pairs.begin();
+                // the tasks of each processor in increasing order (a stable sort of m)
+                std::vector<i64> count(static_cast<std::size_t>(P) + 1, 0), by(n);
+                for (i64 v = 0; v < n; ++v) ++count[pm[v] + 1];
+                for (i64 q = 0; q < P; ++q) count[q + 1] += count[q];
+                {
+                    std::vector<i64> fill(count.begin(), count.end() - 1);
+                    for (i64 v = 0; v < n; ++v) by[fill[pm[v]]++] = v;
+                }
+                for (i64 pr : pairs) {
+                    const i64 pbj = pr / P, paj = pr % P;
+                    const std::size_t first = tasks.size();
+                    for (i64 j = count[pbj]; j < count[pbj + 1]; ++j) {
+                        const i64 u = by[j];
+                        double g = 0.0;  // np.bincount: the entries in order, from 0
+                        for (i64 q = pip[u]; q < pip[u + 1]; ++q) {
+                            const i64 mq = pm[pix[q]];
+                            g += pw[q] * (pc[pm[u] * P + mq] - pc[paj * P + mq]);
+                        }
+                        tasks.push_back(u);
+                        gains.push_back(g);
+                    }
+                    offsets.push_back(static_cast<i64>(tasks.size()));
+                    double top = -std::numeric_limits<double>::infinity();
+                    if (tasks.size() > first) {  // np.maximum.reduceat over the pair's tasks
+                        top = gains[first];
+                        for (std::size_t j = first + 1; j < tasks.size(); ++j)
+                            top = np_maximum(top, gains[j]);
+                    }
+                    largest.push_back(top);
+                }
+            }
+            // (NumPy's bincount of no entries is int64 zeros, weights or not: the twin's)
+            bool entries = false;
+            for (i64 u : tasks) entries = entries || pip[u + 1] > pip[u];
+            py::object g = py::object(coalloc::bind::to_array(gains));
+            if (!entries) {
+                py::array_t<i64> zeros(static_cast<i64>(tasks.size()));
+                std::fill(zeros.mutable_data(), zeros.mutable_data() + tasks.size(), i64{0});
+                g = zeros;
+            }
+            return py::make_tuple(pair_of, coalloc::bind::to_array(offsets),
+                                  coalloc::bind::to_array(tasks), g,
+                                  coalloc::bind::to_array(largest));
+        },
+        py::arg("level"), py::arg("m"), py::arg("cost"), py::arg("t"), py::arg("b"),
+        "sumrefine._swap_table for the moves t[i] -> b[i]: (pair of each move among the "
+        "sorted distinct (b, m[t]), offsets, the tasks of each pair's b in increasing order, "
+        "the route cost each saves moving alone to the pair's m[t], the largest of each "
+        "pair's (-inf: none)).");
 }

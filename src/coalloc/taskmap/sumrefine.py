@@ -33,19 +33,14 @@ _SWAP_WINDOW = 32
 _POLL = 16
 
 
-#: :func:`_cross_gains` by the compiled ``_multilevel.cross_gains`` (twin:
-#: :func:`coalloc.taskmap._reference.refine.cross_gains`, the NumPy code it replaces:
-#: the same candidates, each gain summed in the same order, the same stable order, so the
-#: same moves and answers). 3 % of the untimed mapper's CPU on the 30 of
-#: ``bench/taskmap/vs_peers.py`` (issue 40, h63cpu). False: the NumPy code.
+#: Issue 40 (h63cpu), each the same values in the same order (same answers), False: NumPy.
+#: :func:`_swap_table` (4 % of the untimed CPU on the 30 of ``bench/taskmap/vs_peers.py``)
+#: and :func:`_cross_gains` (3 %) by the compiled ``_multilevel.swap_table`` and
+#: ``cross_gains`` (twins in :mod:`coalloc.taskmap._reference.refine`: the NumPy code);
+#: the NumPy table sorts ``m`` as ``uint16`` where the processors fit (a radix sort, 8x
+#: faster on 4,096 tasks, the same stable order).
+TABLE_KERNEL = True
 CROSS_KERNEL = True
-
-
-#: :func:`_swap_table` sorts the mapping as ``uint16`` where the processors fit (NumPy's
-#: stable sort of 16-bit integers is a radix sort, 8x faster on 4,096 tasks than its merge
-#: sort of ``int64``; the same values, so the same stable order and answers). The sort of
-#: ``m`` at every table was 2 % of the untimed mapper's CPU on the 30 of
-#: ``bench/taskmap/vs_peers.py`` (issue 40, h63cpu). False: the ``int64`` sort.
 RADIX_ORDER = True
 
 
@@ -396,6 +391,8 @@ def _swap_table(work: _SumWork, ct: np.ndarray, cb: np.ndarray, ks: list) -> tup
     p = topo.P
     kk = np.asarray(ks, dtype=np.int64)
     t = ct[kk]
+    if TABLE_KERNEL:  # the same table, compiled
+        return _multilevel.swap_table(lv.kern, m, topo.cost, t, cb[kk])
     key = cb[kk] * p + m[t]
     pairs, pair_of = np.unique(key, return_inverse=True)
     pb, pa = pairs // p, pairs % p

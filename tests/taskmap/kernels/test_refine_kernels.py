@@ -1,9 +1,9 @@
 """The refinement kernels of ``coalloc.taskmap._multilevel`` added for issue 40 (h63cpu):
 ``expand``, ``destinations``, ``best_move``, ``loads``, ``cut_pass``, ``cross_gains``,
-``bottleneck_tasks``, ``bisect_block``, ``link_pick`` and ``pick_move`` against their NumPy
-twins in ``coalloc.taskmap._reference.refine``: exact parity on random inputs (ties,
-non-dyadic weights, repeated and colliding set members), each also checked by an
-independent referee, and the refinement with the knobs on and off."""
+``bottleneck_tasks``, ``bisect_block``, ``link_pick``, ``pick_move`` and ``swap_table``
+against their NumPy twins in ``coalloc.taskmap._reference.refine``: exact parity on random
+inputs (ties, non-dyadic weights, repeated and colliding set members), each also checked by
+an independent referee, and the refinement with the knobs on and off."""
 
 from __future__ import annotations
 
@@ -477,3 +477,37 @@ def test_pick_move_matches_twin(seed):
         t, b = int(rt[got[0]]), int(rb[got[0]])
         part = max((nload[b] + vw[t]) / topo.cap[b], (nload[m[t]] - vw[t]) / topo.cap[m[t]])
         assert part < limit and got[1] >= part
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_swap_table_matches_twin_and_a_loop(seed):
+    """The compiled ``swap_table`` equals its twin (the NumPy code of
+    ``sumrefine._swap_table``), dtypes included, with repeated pairs and processors without
+    tasks; referee: each pair's tasks are those on its ``b``, each gain is the route cost
+    the task saves moving alone to the pair's ``a``, ``largest`` their maximum."""
+    rng = np.random.default_rng(seed)
+    topo = _random_topology(rng)
+    n = int(rng.integers(1, 40))
+    ip, ix, iw = _random_graph(rng, n)
+    m = rng.integers(0, topo.P, n).astype(np.int64)
+    k = int(rng.integers(1, 12))
+    t = rng.integers(0, n, k).astype(np.int64)
+    b = rng.integers(0, topo.P, k).astype(np.int64)
+    got = K.swap_table(K.Level(ip, ix, iw), m, topo.cost, t, b)
+    want = R.swap_table(RM.Level(ip, ix, iw), m, topo.cost, t, b)
+    for x, y in zip(got, want):
+        assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y)
+    pair_of, offsets, tasks, gains, largest = got
+    pairs = sorted({(int(bb), int(m[tt])) for tt, bb in zip(t, b)})
+    for i in range(k):
+        assert pairs[pair_of[i]] == (int(b[i]), int(m[t[i]]))
+    for j, (pb, pa) in enumerate(pairs):
+        on = tasks[offsets[j] : offsets[j + 1]]
+        assert on.tolist() == np.flatnonzero(m == pb).tolist()
+        for u, g in zip(on.tolist(), gains[offsets[j] : offsets[j + 1]].tolist()):
+            nb = m[ix[ip[u] : ip[u + 1]]]
+            want_g = (iw[ip[u] : ip[u + 1]] * (topo.cost[pb, nb] - topo.cost[pa, nb])).sum()
+            assert g == pytest.approx(float(want_g), rel=1e-9, abs=1e-9)
+        seg = gains[offsets[j] : offsets[j + 1]]
+        assert largest[j] == (seg.max() if seg.shape[0] else -np.inf)

@@ -4,8 +4,8 @@
 Each is the NumPy or Python code the mapper ran before its kernel (``levels.expand``,
 ``refinement._destinations`` and ``_bottleneck_tasks``, ``refine``'s choice of a move,
 ``RefineState.refresh``, a pass of ``cut_refine``, ``sumrefine._cross_gains``,
-``bisection.bisect_map``'s fast splits, ``swaprefine._next_move``'s pick), with the
-kernel's signature and checks; the parity tests in
+``bisection.bisect_map``'s fast splits, ``swaprefine._next_move``'s pick,
+``sumrefine._swap_table``), with the kernel's signature and checks; the parity tests in
 ``tests/taskmap/kernels/test_refine_kernels.py`` require identical results.
 """
 
@@ -26,6 +26,7 @@ __all__ = [
     "bisect_block",
     "link_pick",
     "pick_move",
+    "swap_table",
 ]
 
 
@@ -559,3 +560,59 @@ def pick_move(level, routes, m, nload, lload, cap, bw, vw, rt, rb, link: int, id
     pick, top = best_move(level, routes, m, lload, bw, rt[sel], rb[sel], node_part[sel], link,
                           tiny)  # fmt: skip
     return int(sel[pick]), top
+
+
+def swap_table(level, m, cost, t, b) -> tuple:
+    """``sumrefine._swap_table`` for the moves ``t[i] -> b[i]`` (its NumPy code before the
+    kernel, issue 40 h63cpu): for every distinct pair ``(b, a = m[t])``, the tasks on ``b``
+    in increasing order and the route cost each saves moving alone to ``a``.
+
+    Parameters
+    ----------
+    level : Level
+        The graph.
+    m : ndarray of int64, shape (n,)
+        The processor of each vertex.
+    cost : ndarray of float64, shape (P, P)
+        The route cost per unit volume between processors.
+    t, b : ndarray of int64
+        The moves.
+
+    Returns
+    -------
+    tuple
+        ``(pair of each move, offsets, tasks, gains, largest)``: pair ``j``'s tasks are
+        ``tasks[offsets[j]:offsets[j + 1]]``, ``largest[j]`` the largest of their gains
+        (-inf for none).
+    """
+    m = np.ascontiguousarray(m, dtype=np.int64)
+    cost = np.ascontiguousarray(cost, dtype=np.float64)
+    t = np.ascontiguousarray(t, dtype=np.int64)
+    b = np.ascontiguousarray(b, dtype=np.int64)
+    _need(m.shape == (level.n,), "m must have shape (n,)")
+    _need(cost.ndim == 2 and cost.shape[0] == cost.shape[1], "cost must be square")
+    p = cost.shape[0]
+    _need(t.ndim == 1 and b.shape == t.shape, "t must be 1-D and b of its shape")
+    _need(bool(np.all((m >= 0) & (m < p))), "m must hold processors in [0, P)")
+    _need(bool(np.all((t >= 0) & (t < level.n) & (b >= 0) & (b < p))),
+          "t must hold tasks and b processors")  # fmt: skip
+    ip, ix, iw = level.ip, level.ix, level.iw
+    key = b * p + m[t]
+    pairs, pair_of = np.unique(key, return_inverse=True)
+    pb, pa = pairs // p, pairs % p
+    order = np.argsort(m, kind="stable")
+    count = np.bincount(m, minlength=p)
+    lens = count[pb]
+    idx, owner = expand((np.cumsum(count) - count)[pb], lens)
+    tasks = order[idx]
+    ent, own = expand(ip[tasks], ip[tasks + 1] - ip[tasks])
+    q = m[ix[ent]]
+    gains = np.bincount(
+        own, weights=iw[ent] * (cost[m[tasks][own], q] - cost[pa[owner][own], q]),
+        minlength=tasks.shape[0],
+    )  # fmt: skip
+    offsets = np.concatenate([[0], np.cumsum(lens)])
+    largest = np.full(pairs.shape[0], -np.inf)
+    some = lens > 0
+    largest[some] = np.maximum.reduceat(gains, offsets[:-1][some]) if tasks.shape[0] else 0
+    return pair_of, offsets, tasks, gains, largest
