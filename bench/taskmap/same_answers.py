@@ -50,6 +50,7 @@ KNOBS = (
     ("swaprefine", "PICK_KERNEL"),
     ("refinement", "PICK_KERNEL"),
     ("sumrefine", "TABLE_KERNEL"),
+    ("sumrefine", "EJECT_KERNEL"),
 )
 
 

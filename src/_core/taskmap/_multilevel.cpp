@@ -4,6 +4,14 @@
 // the same signatures and floating-point operation order (the parity tests in
 // tests/taskmap/test_multilevel.py require bit-identical results).
 
+// No fused multiply-adds (a -march=native build on an FMA machine would contract a + b * c
+// and round once, unlike NumPy's twins): every product is rounded before it is added.
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -1593,4 +1601,83 @@ PYBIND11_MODULE(_multilevel, mod) {
         "sorted distinct (b, m[t]), offsets, the tasks of each pair's b in increasing order, "
         "the route cost each saves moving alone to the pair's m[t], the largest of each "
         "pair's (-inf: none)).");
+    mod.def(
+        "eject_screen",
+        [](Arr<i64> m, Arr<double> vw, Arr<double> nload, Arr<double> cap, Arr<bool> touched,
+           Arr<bool> near, Arr<i64> t, Arr<i64> b, Arr<double> g_t, Arr<i64> et, Arr<i64> ec,
+           Arr<double> eg, double limit, i64 tries) {
+            need(m.ndim() == 1, "m must be 1-D, got shape " + shape_of(m));
+            const i64 n = m.shape(0);
+            need_length(vw, n, "vw", "len(m)");
+            need_length(touched, n, "touched", "len(m)");
+            need_length(near, n, "near", "len(m)");
+            need(nload.ndim() == 1, "nload must be 1-D, got shape " + shape_of(nload));
+            const i64 P = nload.shape(0);
+            need_length(cap, P, "cap", "len(nload)");
+            need(t.ndim() == 1, "t must be 1-D, got shape " + shape_of(t));
+            const i64 k = t.shape(0);
+            need_length(b, k, "b", "len(t)");
+            need_length(g_t, k, "g_t", "len(t)");
+            need(et.ndim() == 1, "et must be 1-D, got shape " + shape_of(et));
+            const i64 r = et.shape(0);
+            need_length(ec, r, "ec", "len(et)");
+            need_length(eg, r, "eg", "len(et)");
+            const i64* pm = m.data();
+            const i64* pt = t.data();
+            const i64* pb = b.data();
+            const i64* pet = et.data();
+            const i64* pec = ec.data();
+            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            for (i64 i = 0; i < k; ++i)
+                need(pt[i] >= 0 && pt[i] < n && pb[i] >= 0 && pb[i] < P,
+                     "t must hold tasks and b processors");
+            for (i64 j = 0; j < r; ++j)
+                need(pet[j] >= 0 && pet[j] < n && pec[j] >= 0 && pec[j] < P,
+                     "et must hold tasks and ec processors");
+            const double* pv = vw.data();
+            const double* pn = nload.data();
+            const double* pc = cap.data();
+            const bool* pto = touched.data();
+            const bool* pne = near.data();
+            const double* pg = g_t.data();
+            const double* peg = eg.data();
+            py::array_t<bool> out(k);
+            auto* po = reinterpret_cast<std::uint8_t*>(out.mutable_data());
+            {
+                py::gil_scoped_release release;
+                // each: the ejection's own filters that do not depend on the move
+                std::vector<char> each(static_cast<std::size_t>(r));
+                for (i64 j = 0; j < r; ++j) {
+                    const i64 v = pet[j], c = pec[j];
+                    each[j] = !pto[v] && pn[c] + pv[v] <= limit * pc[c];
+                }
+                for (i64 i = 0; i < k; ++i) {
+                    const i64 tt = pt[i], bb = pb[i], a = pm[tt];
+                    const double room = pn[bb] + pv[tt] - limit * pc[bb];
+                    const double mg = -pg[i];
+                    bool free = false;
+                    i64 found = 0;  // the first `tries` moves that pass (np.cumsum <= tries)
+                    for (i64 j = 0; j < r && found < tries; ++j) {
+                        const i64 v = pet[j];
+                        if (!(pm[v] == bb && pec[j] != a && pv[v] >= room && each[j] &&
+                              peg[j] > mg))
+                            continue;
+                        ++found;
+                        if (v != tt && !pne[v]) {
+                            free = true;
+                            break;
+                        }
+                    }
+                    po[i] = (room > 0 && free) ? 1 : 0;
+                }
+            }
+            return out;
+        },
+        py::arg("m"), py::arg("vw"), py::arg("nload"), py::arg("cap"), py::arg("touched"),
+        py::arg("near"), py::arg("t"), py::arg("b"), py::arg("g_t"), py::arg("et"),
+        py::arg("ec"), py::arg("eg"), py::arg("limit"), py::arg("tries"),
+        "sumrefine._eject_screen for the moves t[i] -> b[i] (gains g_t): whether b's compute "
+        "blocks the move (room > 0) and, among the first `tries` boundary moves (et, ec, eg) "
+        "of tasks of b that pass the ejection's filters, one is of a task other than t not "
+        "near a move.");
 }

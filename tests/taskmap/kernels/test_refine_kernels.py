@@ -1,9 +1,10 @@
 """The refinement kernels of ``coalloc.taskmap._multilevel`` added for issue 40 (h63cpu):
 ``expand``, ``destinations``, ``best_move``, ``loads``, ``cut_pass``, ``cross_gains``,
-``bottleneck_tasks``, ``bisect_block``, ``link_pick``, ``pick_move`` and ``swap_table``
-against their NumPy twins in ``coalloc.taskmap._reference.refine``: exact parity on random
-inputs (ties, non-dyadic weights, repeated and colliding set members), each also checked by
-an independent referee, and the refinement with the knobs on and off."""
+``bottleneck_tasks``, ``bisect_block``, ``link_pick``, ``pick_move``, ``swap_table`` and
+``eject_screen`` against their NumPy twins in ``coalloc.taskmap._reference.refine``: exact
+parity on random inputs (ties, non-dyadic weights, repeated and colliding set members),
+each also checked by an independent referee, and the refinement with the knobs on and
+off."""
 
 from __future__ import annotations
 
@@ -511,3 +512,37 @@ def test_swap_table_matches_twin_and_a_loop(seed):
             assert g == pytest.approx(float(want_g), rel=1e-9, abs=1e-9)
         seg = gains[offsets[j] : offsets[j + 1]]
         assert largest[j] == (seg.max() if seg.shape[0] else -np.inf)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_eject_screen_matches_twin_and_a_loop(seed):
+    """The compiled ``eject_screen`` gives the twin's verdicts (the NumPy code of
+    ``sumrefine._eject_screen``), with loads at the cap (ties of the filters), touched and
+    near tasks and few or many passing moves; referee: a plain loop over the rule."""
+    rng = np.random.default_rng(seed)
+    n, p = int(rng.integers(1, 30)), int(rng.integers(1, 8))
+    m = rng.integers(0, p, n).astype(np.int64)
+    vw = rng.choice([0.5, 1.0, 2.0], n)
+    cap = rng.choice([1.0, 2.0], p)
+    nload = np.bincount(m, weights=vw, minlength=p).astype(np.float64)
+    limit = float(rng.choice([0.5, 1.0, 2.0, 3.0]))
+    touched, near = rng.random(n) < 0.2, rng.random(n) < 0.3
+    k, r = int(rng.integers(0, 10)), int(rng.integers(0, 40))
+    t, b = rng.integers(0, n, k).astype(np.int64), rng.integers(0, p, k).astype(np.int64)
+    g_t = rng.choice([-1.0, 0.0, 0.5, 2.0], k)
+    et, ec = rng.integers(0, n, r).astype(np.int64), rng.integers(0, p, r).astype(np.int64)
+    eg = rng.choice([-2.0, -0.5, 0.0, 1.0], r)
+    tries = int(rng.choice([1, 2, 8]))
+    args = (m, vw, nload, cap, touched, near, t, b, g_t, et, ec, eg, limit, tries)
+    got = K.eject_screen(*args)
+    want = R.eject_screen(*args)
+    assert got.dtype == want.dtype == np.bool_ and np.array_equal(got, want)
+    for i in range(k):
+        room = nload[b[i]] + vw[t[i]] - limit * cap[b[i]]
+        passing = [j for j in range(r) if m[et[j]] == b[i] and ec[j] != m[t[i]]
+                   and vw[et[j]] >= room and not touched[et[j]]
+                   and nload[ec[j]] + vw[et[j]] <= limit * cap[ec[j]]
+                   and eg[j] > -g_t[i]][:tries]  # fmt: skip
+        ok = room > 0 and any(et[j] != t[i] and not near[et[j]] for j in passing)
+        assert bool(got[i]) == ok

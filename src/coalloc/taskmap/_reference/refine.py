@@ -4,9 +4,9 @@
 Each is the NumPy or Python code the mapper ran before its kernel (``levels.expand``,
 ``refinement._destinations`` and ``_bottleneck_tasks``, ``refine``'s choice of a move,
 ``RefineState.refresh``, a pass of ``cut_refine``, ``sumrefine._cross_gains``,
-``bisection.bisect_map``'s fast splits, ``swaprefine._next_move``'s pick,
-``sumrefine._swap_table``), with the kernel's signature and checks; the parity tests in
-``tests/taskmap/kernels/test_refine_kernels.py`` require identical results.
+``_swap_table`` and ``_eject_screen``, ``bisection.bisect_map``'s fast splits,
+``swaprefine._next_move``'s pick), with the kernel's signature and checks; the parity tests
+in ``tests/taskmap/kernels/test_refine_kernels.py`` require identical results.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ __all__ = [
     "link_pick",
     "pick_move",
     "swap_table",
+    "eject_screen",
 ]
 
 
@@ -616,3 +617,63 @@ def swap_table(level, m, cost, t, b) -> tuple:
     some = lens > 0
     largest[some] = np.maximum.reduceat(gains, offsets[:-1][some]) if tasks.shape[0] else 0
     return pair_of, offsets, tasks, gains, largest
+
+
+def eject_screen(m, vw, nload, cap, touched, near, t, b, g_t, et, ec, eg, limit: float,
+                 tries: int) -> np.ndarray:  # fmt: skip
+    """``sumrefine._eject_screen`` (its NumPy code before the kernel, issue 40 h63cpu): for
+    each move ``t[i] -> b[i]`` of gain ``g_t[i]``, whether ``b``'s compute blocks it and,
+    among the first ``tries`` boundary moves ``(et, ec, eg)`` of tasks of ``b`` that pass
+    the ejection's filters, one is of a task other than ``t`` not ``near`` a move.
+
+    Parameters
+    ----------
+    m : ndarray of int64, shape (n,)
+        The processor of each task.
+    vw : ndarray of float64, shape (n,)
+        The tasks' weights.
+    nload, cap : ndarray of float64, shape (P,)
+        The processors' loads and capacities.
+    touched, near : ndarray of bool, shape (n,)
+        Tasks moved in the pass; tasks moved or next to one moved.
+    t, b : ndarray of int64
+        The blocked moves.
+    g_t : ndarray of float64
+        Their gains.
+    et, ec, eg : ndarray
+        The boundary moves (tasks, processors, gains).
+    limit : float
+        The cap on the occupancy.
+    tries : int
+        The ejections tried per move.
+
+    Returns
+    -------
+    ndarray of bool
+    """
+    m = np.ascontiguousarray(m, dtype=np.int64)
+    t = np.ascontiguousarray(t, dtype=np.int64)
+    b = np.ascontiguousarray(b, dtype=np.int64)
+    et = np.ascontiguousarray(et, dtype=np.int64)
+    ec = np.ascontiguousarray(ec, dtype=np.int64)
+    n, p = m.shape[0], np.asarray(nload).shape[0]
+    _need(np.asarray(vw).shape == (n,) and np.asarray(touched).shape == (n,)
+          and np.asarray(near).shape == (n,), "vw, touched, near: shape (len(m),)")  # fmt: skip
+    _need(b.shape == t.shape and np.asarray(g_t).shape == t.shape, "b, g_t: shape of t")
+    _need(ec.shape == et.shape and np.asarray(eg).shape == et.shape, "ec, eg: shape of et")
+    _need(bool(np.all((m >= 0) & (m < p))), "m must hold processors in [0, P)")
+    _need(bool(np.all((t >= 0) & (t < n) & (b >= 0) & (b < p))),
+          "t must hold tasks and b processors")  # fmt: skip
+    _need(bool(np.all((et >= 0) & (et < n) & (ec >= 0) & (ec < p))),
+          "et must hold tasks and ec processors")  # fmt: skip
+    a = m[t]
+    room = nload[b] + vw[t] - limit * cap[b]
+    w_e = vw[et]
+    each = ~touched[et] & (nload[ec] + w_e <= limit * cap[ec])
+    on_b = (m[et][None, :] == b[:, None]) & (ec[None, :] != a[:, None])
+    on_b &= (w_e[None, :] >= room[:, None]) & each[None, :]
+    on_b &= eg[None, :] > -g_t[:, None]
+    first = on_b & (np.cumsum(on_b, axis=1) <= tries)
+    near_e = np.asarray(near, dtype=bool)[et]
+    free = first & (et[None, :] != t[:, None]) & ~near_e[None, :]
+    return (room > 0) & free.any(axis=1)
