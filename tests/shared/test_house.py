@@ -376,6 +376,7 @@ _TWINS = {
     "taskmap._multilevel.pick_move": "refine.pick_move",
     "taskmap._multilevel.swap_table": "refine.swap_table",
     "taskmap._multilevel.eject_screen": "refine.eject_screen",
+    "taskmap._multilevel.swap_screen": "refine.swap_screen",
     "taskmap._occupancy.Pairs": "occupancy.Pairs",
     "taskmap._occupancy.Routes": "occupancy.Routes",
     "taskmap._occupancy.link_loads": "occupancy.link_loads",

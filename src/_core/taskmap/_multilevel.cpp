@@ -1680,4 +1680,88 @@ PYBIND11_MODULE(_multilevel, mod) {
         "blocks the move (room > 0) and, among the first `tries` boundary moves (et, ec, eg) "
         "of tasks of b that pass the ejection's filters, one is of a task other than t not "
         "near a move.");
+    mod.def(
+        "swap_screen",
+        [](const LevelView& G, Arr<i64> m, Arr<double> vw, Arr<double> nload, Arr<double> cap,
+           Arr<double> cost, Arr<bool> touched, Arr<i64> t, Arr<i64> b, Arr<double> g_t,
+           Arr<i64> pair_of, Arr<i64> offsets, Arr<i64> tasks, Arr<double> gains, double limit,
+           double tiny) {
+            const i64 n = G.n;
+            need_length(m, n, "m");
+            need_length(vw, n, "vw");
+            need_length(touched, n, "touched");
+            need(nload.ndim() == 1, "nload must be 1-D, got shape " + shape_of(nload));
+            const i64 P = nload.shape(0);
+            need_length(cap, P, "cap", "len(nload)");
+            need(cost.ndim() == 2 && cost.shape(0) == P && cost.shape(1) == P,
+                 "cost must have shape (P, P), got " + shape_of(cost));
+            need(t.ndim() == 1, "t must be 1-D, got shape " + shape_of(t));
+            const i64 k = t.shape(0);
+            need_length(b, k, "b", "len(t)");
+            need_length(g_t, k, "g_t", "len(t)");
+            need_length(pair_of, k, "pair_of", "len(t)");
+            need(offsets.ndim() == 1 && offsets.shape(0) >= 1, "offsets must be 1-D, not empty");
+            const i64 np1 = offsets.shape(0);
+            need(tasks.ndim() == 1, "tasks must be 1-D, got shape " + shape_of(tasks));
+            need_length(gains, tasks.shape(0), "gains", "len(tasks)");
+            const i64* pm = m.data();
+            const i64* pt = t.data();
+            const i64* pb = b.data();
+            const i64* ppo = pair_of.data();
+            const i64* pof = offsets.data();
+            const i64* ptk = tasks.data();
+            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            for (i64 j = 0; j + 1 < np1; ++j)
+                need(0 <= pof[j] && pof[j] <= pof[j + 1] && pof[j + 1] <= tasks.shape(0),
+                     "offsets must index tasks");
+            for (i64 i = 0; i < k; ++i)
+                need(pt[i] >= 0 && pt[i] < n && pb[i] >= 0 && pb[i] < P && ppo[i] >= 0 &&
+                         ppo[i] + 1 < np1,
+                     "t, b, pair_of: a task, a processor and a pair each");
+            for (i64 j = 0; j < tasks.shape(0); ++j)
+                need(ptk[j] >= 0 && ptk[j] < n, "tasks must hold tasks in [0, n)");
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const double* pv = vw.data();
+            const double* pn = nload.data();
+            const double* pc = cap.data();
+            const double* pcost = cost.data();
+            const bool* pto = touched.data();
+            const double* pg = g_t.data();
+            const double* pga = gains.data();
+            py::array_t<bool> out(k);
+            auto* po = reinterpret_cast<std::uint8_t*>(out.mutable_data());
+            {
+                py::gil_scoped_release release;
+                std::vector<double> vol(static_cast<std::size_t>(n), 0.0);
+                for (i64 i = 0; i < k; ++i) {
+                    const i64 tt = pt[i], bb = pb[i], a = pm[tt];
+                    // the volume between t and each neighbour, its entries in order from 0
+                    for (i64 q = pip[tt]; q < pip[tt + 1]; ++q) vol[pix[q]] += pw[q];
+                    const double lim_a = np_maximum(limit * pc[a], pn[a]);
+                    const double lim_b = np_maximum(limit * pc[bb], pn[bb]);
+                    const double thr = tiny * (1 + std::fabs(pg[i]));
+                    const double cab = pcost[a * P + bb];
+                    bool any = false;
+                    for (i64 j = pof[ppo[i]]; j < pof[ppo[i] + 1] && !any; ++j) {
+                        const i64 u = ptk[j];
+                        const double dw = pv[u] - pv[tt];
+                        const bool fit = pn[a] + dw <= lim_a && pn[bb] - dw <= lim_b;
+                        const double g = pg[i] + pga[j] - 2 * vol[u] * cab;
+                        any = g > thr && fit && !pto[u];
+                    }
+                    for (i64 q = pip[tt]; q < pip[tt + 1]; ++q) vol[pix[q]] = 0.0;
+                    po[i] = any ? 1 : 0;
+                }
+            }
+            return out;
+        },
+        py::arg("level"), py::arg("m"), py::arg("vw"), py::arg("nload"), py::arg("cap"),
+        py::arg("cost"), py::arg("touched"), py::arg("t"), py::arg("b"), py::arg("g_t"),
+        py::arg("pair_of"), py::arg("offsets"), py::arg("tasks"), py::arg("gains"),
+        py::arg("limit"), py::arg("tiny"),
+        "sumrefine._swap_screen for the moves t[i] -> b[i] (gains g_t) with swap_table's "
+        "(pair_of, offsets, tasks, gains): whether a task u of b not touched fits the swap's "
+        "compute and gains more than tiny (1 + |g_t|) swapped with t.");
 }

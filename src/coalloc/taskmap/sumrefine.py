@@ -33,12 +33,9 @@ _SWAP_WINDOW = 32
 _POLL = 16
 
 
-#: Issue 40 (h63cpu), each the same values in the same order (same answers), False: NumPy.
-#: :func:`_swap_table`, :func:`_cross_gains` and :func:`_eject_screen` (4, 3, 4 % of the
-#: untimed CPU on the 30 of ``bench/taskmap/vs_peers.py``) by ``_multilevel.swap_table``,
-#: ``cross_gains``, ``eject_screen`` (twins in :mod:`coalloc.taskmap._reference.refine`: the
-#: NumPy code; the screen stops each move's scan at its verdict); the NumPy table sorts ``m`` as
-#: ``uint16`` where the processors fit (a radix sort, 8x faster on 4,096 tasks, same order).
+#: Issue 40 (h63cpu; same values, same order, same answers; False: NumPy): the swap table,
+#: cross gains and the ejection and swap screens (4, 3, 4, 4 % of the untimed CPU on the 30)
+#: compiled (twins: :mod:`coalloc.taskmap._reference.refine`); ``m`` sorted by radix (uint16).
 TABLE_KERNEL = True
 EJECT_KERNEL = True
 CROSS_KERNEL = True
@@ -429,6 +426,9 @@ def _swap_screen(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarra
     pair_of, offsets, tasks, gains, _ = table
     kk = np.asarray(ks, dtype=np.int64)
     t, b = ct[kk], cb[kk]
+    if EJECT_KERNEL:  # (the screens' knob) the same verdicts, each scan stopped at its own
+        return _multilevel.swap_screen(lv.kern, m, vw, nload, topo.cap, topo.cost, work.touched, t,
+                                       b, gain[kk], pair_of, offsets, tasks, gains, limit, TINY)
     a = m[t]
     starts = offsets[pair_of]
     idx, own = expand(starts, offsets[pair_of + 1] - starts)  # (move, partner) pairs

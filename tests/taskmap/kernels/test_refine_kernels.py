@@ -1,10 +1,10 @@
 """The refinement kernels of ``coalloc.taskmap._multilevel`` added for issue 40 (h63cpu):
 ``expand``, ``destinations``, ``best_move``, ``loads``, ``cut_pass``, ``cross_gains``,
-``bottleneck_tasks``, ``bisect_block``, ``link_pick``, ``pick_move``, ``swap_table`` and
-``eject_screen`` against their NumPy twins in ``coalloc.taskmap._reference.refine``: exact
-parity on random inputs (ties, non-dyadic weights, repeated and colliding set members),
-each also checked by an independent referee, and the refinement with the knobs on and
-off."""
+``bottleneck_tasks``, ``bisect_block``, ``link_pick``, ``pick_move``, ``swap_table``,
+``eject_screen`` and ``swap_screen`` against their NumPy twins in
+``coalloc.taskmap._reference.refine``: exact parity on random inputs (ties, non-dyadic
+weights, repeated and colliding set members), each also checked by an independent referee,
+and the refinement with the knobs on and off."""
 
 from __future__ import annotations
 
@@ -545,4 +545,44 @@ def test_eject_screen_matches_twin_and_a_loop(seed):
                    and nload[ec[j]] + vw[et[j]] <= limit * cap[ec[j]]
                    and eg[j] > -g_t[i]][:tries]  # fmt: skip
         ok = room > 0 and any(et[j] != t[i] and not near[et[j]] for j in passing)
+        assert bool(got[i]) == ok
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_swap_screen_matches_twin_and_a_loop(seed):
+    """The compiled ``swap_screen`` gives the twin's verdicts (the NumPy code of
+    ``sumrefine._swap_screen``) on :func:`swap_table`'s tables, with partners that are
+    neighbours (the volume between them counts) and touched ones; referee: a plain loop."""
+    rng = np.random.default_rng(seed)
+    topo = _random_topology(rng)
+    n = int(rng.integers(1, 30))
+    ip, ix, iw = _random_graph(rng, n)
+    m = rng.integers(0, topo.P, n).astype(np.int64)
+    vw = rng.choice([0.5, 1.0, 2.0], n)
+    nload = np.bincount(m, weights=vw, minlength=topo.P).astype(np.float64)
+    limit = float(rng.choice([0.5, 1.0, 3.0]))
+    touched = rng.random(n) < 0.2
+    k = int(rng.integers(1, 10))
+    t = rng.integers(0, n, k).astype(np.int64)
+    b = rng.integers(0, topo.P, k).astype(np.int64)
+    g_t = rng.choice([-1.0, 0.0, 0.3, 2.0], k)
+    table = K.swap_table(K.Level(ip, ix, iw), m, topo.cost, t, b)
+    pair_of, offsets, tasks, gains, _ = table
+    args = (m, vw, nload, topo.cap, topo.cost, touched, t, b, g_t, pair_of, offsets, tasks,
+            gains, limit, 1e-12)  # fmt: skip
+    got = K.swap_screen(K.Level(ip, ix, iw), *args)
+    want = R.swap_screen(RM.Level(ip, ix, iw), *args)
+    assert got.dtype == want.dtype == np.bool_ and np.array_equal(got, want)
+    for i in range(k):
+        a, j = int(m[t[i]]), int(pair_of[i])
+        ok = False
+        for u, gu in zip(tasks[offsets[j] : offsets[j + 1]].tolist(),
+                         np.asarray(gains)[offsets[j] : offsets[j + 1]].tolist()):  # fmt: skip
+            dw = vw[u] - vw[t[i]]
+            fit = (nload[a] + dw <= max(limit * topo.cap[a], nload[a])
+                   and nload[b[i]] - dw <= max(limit * topo.cap[b[i]], nload[b[i]]))  # fmt: skip
+            w_tu = float(iw[ip[t[i]] : ip[t[i] + 1]][ix[ip[t[i]] : ip[t[i] + 1]] == u].sum())
+            g = g_t[i] + gu - 2 * w_tu * topo.cost[a, b[i]]
+            ok = ok or (g > 1e-12 * (1 + abs(g_t[i])) and fit and not touched[u])
         assert bool(got[i]) == ok

@@ -4,7 +4,7 @@
 Each is the NumPy or Python code the mapper ran before its kernel (``levels.expand``,
 ``refinement._destinations`` and ``_bottleneck_tasks``, ``refine``'s choice of a move,
 ``RefineState.refresh``, a pass of ``cut_refine``, ``sumrefine._cross_gains``,
-``_swap_table`` and ``_eject_screen``, ``bisection.bisect_map``'s fast splits,
+``_swap_table``, ``_swap_screen`` and ``_eject_screen``, ``bisection.bisect_map``'s fast splits,
 ``swaprefine._next_move``'s pick), with the kernel's signature and checks; the parity tests
 in ``tests/taskmap/kernels/test_refine_kernels.py`` require identical results.
 """
@@ -28,6 +28,7 @@ __all__ = [
     "pick_move",
     "swap_table",
     "eject_screen",
+    "swap_screen",
 ]
 
 
@@ -677,3 +678,61 @@ def eject_screen(m, vw, nload, cap, touched, near, t, b, g_t, et, ec, eg, limit:
     near_e = np.asarray(near, dtype=bool)[et]
     free = first & (et[None, :] != t[:, None]) & ~near_e[None, :]
     return (room > 0) & free.any(axis=1)
+
+
+def swap_screen(level, m, vw, nload, cap, cost, touched, t, b, g_t, pair_of, offsets, tasks,
+                gains, limit: float, tiny: float) -> np.ndarray:  # fmt: skip
+    """``sumrefine._swap_screen`` (its NumPy code before the kernel, issue 40 h63cpu): for
+    each move ``t[i] -> b[i]`` of gain ``g_t[i]``, whether a task ``u`` of ``b`` (its pair's
+    tasks of :func:`swap_table`: ``tasks[offsets[j]:offsets[j + 1]]``, ``j = pair_of[i]``,
+    with their ``gains``), not ``touched``, fits the swap's compute and gains more than
+    ``tiny * (1 + |g_t|)`` swapped with ``t``.
+
+    Parameters
+    ----------
+    level : Level
+        The graph.
+    m, vw, nload, cap, cost, touched
+        The mapping, the weights, the processors' loads and capacities, the route costs and
+        the tasks moved in the pass.
+    t, b, g_t : ndarray
+        The blocked moves and their gains.
+    pair_of, offsets, tasks, gains : ndarray
+        :func:`swap_table`'s for these moves.
+    limit, tiny : float
+        The cap on the occupancy and the relative tolerance.
+
+    Returns
+    -------
+    ndarray of bool
+    """
+    m = np.ascontiguousarray(m, dtype=np.int64)
+    t = np.ascontiguousarray(t, dtype=np.int64)
+    b = np.ascontiguousarray(b, dtype=np.int64)
+    pair_of = np.ascontiguousarray(pair_of, dtype=np.int64)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    n, p = level.n, np.asarray(nload).shape[0]
+    _need(m.shape == (n,), "m must have shape (n,)")
+    _need(b.shape == t.shape and pair_of.shape == t.shape, "b, pair_of: the shape of t")
+    _need(bool(np.all((t >= 0) & (t < n) & (b >= 0) & (b < p)))
+          and bool(np.all((pair_of >= 0) & (pair_of + 1 < offsets.shape[0]))),
+          "t, b, pair_of: a task, a processor and a pair each")  # fmt: skip
+    ip, ix, iw = level.ip, level.ix, level.iw
+    a = m[t]
+    starts = offsets[pair_of]
+    idx, own = expand(starts, offsets[pair_of + 1] - starts)
+    u = tasks[idx]
+    tk, ak, bk, gk = t[own], a[own], b[own], np.asarray(g_t)[own]
+    dw = vw[u] - vw[tk]
+    fit = (nload[ak] + dw <= np.maximum(limit * cap[ak], nload[ak])) & (
+        nload[bk] - dw <= np.maximum(limit * cap[bk], nload[bk])
+    )
+    ent, eown = expand(ip[t], ip[t + 1] - ip[t])
+    keys, inv = np.unique(eown * n + ix[ent], return_inverse=True)
+    vol = np.bincount(inv.ravel(), weights=iw[ent], minlength=keys.shape[0])
+    want = own * n + u
+    at = np.minimum(np.searchsorted(keys, want), max(keys.shape[0] - 1, 0))
+    w_tu = np.where(keys[at] == want, vol[at], 0.0) if keys.shape[0] else np.zeros(u.shape[0])
+    g = gk + gains[idx] - 2 * w_tu * cost[ak, bk]
+    good = (g > tiny * (1 + np.abs(gk))) & fit & ~touched[u]
+    return np.bincount(own[good], minlength=t.shape[0]) > 0
