@@ -1386,6 +1386,13 @@ PYBIND11_MODULE(_multilevel, mod) {
                 thread_local std::vector<std::uint8_t> times_of;
                 if (static_cast<i64>(times_of.size()) < P * P)
                     times_of.assign(static_cast<std::size_t>(P * P), 0);
+                struct Zeroed {  // the table zeroed again however the block is left
+                    std::vector<std::uint8_t>& table;
+                    const i64 *first, *last;
+                    ~Zeroed() {
+                        for (const i64* q = first; q < last; ++q) table[*q] = 0;
+                    }
+                } zeroed{times_of, plq + plp[link], plq + plp[link + 1]};
                 for (i64 j = plp[link]; j < plp[link + 1]; ++j) ++times_of[plq[j]];
                 auto times = [&](i64 pair) { return static_cast<int>(times_of[pair]); };
                 // dv: the change of link's load, its additions alone in score_moves' order
@@ -1432,7 +1439,6 @@ PYBIND11_MODULE(_multilevel, mod) {
                         break;
                     }
                 }
-                for (i64 j = plp[link]; j < plp[link + 1]; ++j) times_of[plq[j]] = 0;
             }
             return pick;
         },
