@@ -38,6 +38,19 @@ KNOBS = (
     ("bisection", "FIEDLER_SHARED"),
     ("refinement", "MOVE_KERNEL"),
     ("bisection", "GROW_MEMO"),
+    ("levels", "EXPAND_KERNEL"),
+    ("refinement", "DEST_KERNEL"),
+    ("refinement", "BEST_MOVE_KERNEL"),
+    ("refinement", "LOADS_KERNEL"),
+    ("refinement", "CUT_KERNEL"),
+    ("sumrefine", "CROSS_KERNEL"),
+    ("sumrefine", "RADIX_ORDER"),
+    ("refinement", "TASKS_KERNEL"),
+    ("bisection", "BLOCK_KERNEL"),
+    ("swaprefine", "PICK_KERNEL"),
+    ("refinement", "PICK_KERNEL"),
+    ("sumrefine", "TABLE_KERNEL"),
+    ("sumrefine", "EJECT_KERNEL"),
 )
 
 

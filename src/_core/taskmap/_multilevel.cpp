@@ -4,6 +4,14 @@
 // the same signatures and floating-point operation order (the parity tests in
 // tests/taskmap/test_multilevel.py require bit-identical results).
 
+// No fused multiply-adds (a -march=native build on an FMA machine would contract a + b * c
+// and round once, unlike NumPy's twins): every product is rounded before it is added.
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -276,6 +284,260 @@ void hop_kernel(i64 n, const i64* ip, const i64* ix, i64 src, double* dist) {
         frontier.swap(next);
     }
 }
+
+
+
+// The sums of score_moves for one candidate (task t from processor a to b): acc[e] += the
+// stream weights along the routes, in the twin's order (+w along b - q for every neighbour
+// q, then -w along a - q); the links touched are listed in `used` (seen[] marks them).
+inline void move_deltas(const i64* pip, const i64* pix, const double* pw, const i64* prp,
+                        const i64* prl, const i64* pm, i64 P, i64 t, i64 a, i64 b,
+                        std::vector<double>& acc, std::vector<char>& seen,
+                        std::vector<i64>& used) {
+    for (int pass = 0; pass < 2; ++pass) {
+        const i64 from = pass == 0 ? b : a;
+        for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+            const double w = pass == 0 ? pw[q] : -pw[q];
+            const i64 pair = from * P + pm[pix[q]];
+            for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) {
+                const i64 e = prl[j];
+                acc[e] += w;
+                if (!seen[e]) seen[e] = 1, used.push_back(e);
+            }
+        }
+    }
+}
+
+// NumPy's maximum (a NaN operand gives NaN).
+inline double np_maximum(double x, double y) {
+    if (std::isnan(x)) return x;
+    if (std::isnan(y)) return y;
+    return x >= y ? x : y;
+}
+
+
+// NumPy's sum of a contiguous float64 array (pairwise: blocks of at most 128 summed with 8
+// accumulators, halves at multiples of 8 above), the same additions in the same order.
+double np_sum(const double* a, i64 n) {
+    if (n < 8) {
+        double r = 0.0;
+        for (i64 i = 0; i < n; ++i) r += a[i];
+        return r;
+    }
+    if (n <= 128) {
+        double r[8];
+        for (int j = 0; j < 8; ++j) r[j] = a[j];
+        i64 i = 8;
+        for (; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; ++i) res += a[i];
+        return res;
+    }
+    i64 n2 = n / 2;
+    n2 -= n2 % 8;
+    return np_sum(a, n2) + np_sum(a + n2, n - n2);
+}
+
+// bisection.split_point: the largest gap in the middle half of lo..hi-1, the nearest the
+// middle (the first of those), as the Python code computes it.
+i64 split_point_of(const double* gap, i64 lo, i64 hi) {
+    const i64 k = hi - lo;
+    const i64 a = lo + std::max<i64>(1, k / 4), b = lo + std::max<i64>(1, k - k / 4);
+    if (b <= a) return lo + k / 2;
+    const i64 end = b < hi ? b + 1 : b;  // the candidates a..end-1
+    if (end <= a) return lo + k / 2;
+    double top = gap[a - 1];
+    for (i64 c = a + 1; c < end; ++c)
+        if (gap[c - 1] > top) top = gap[c - 1];  // Python's max: the first of the largest
+    top *= (1 - 1e-9);
+    const double mid = static_cast<double>(lo) + static_cast<double>(k) / 2;
+    i64 best = lo + k / 2;
+    double best_d = std::numeric_limits<double>::infinity();
+    for (i64 c = a; c < end; ++c) {
+        const double d = std::fabs(static_cast<double>(c) - mid);
+        if (gap[c - 1] >= top && d < best_d) best = c, best_d = d;
+    }
+    return best;
+}
+
+// best_move's search: NumPy's argmin of the candidates' scores (max of score_moves' up and
+// the node part pnp[i]; for a link also its new occupancy, inf where its load does not
+// fall), the candidates that cannot be the first minimum left unscored. (pick, score).
+std::pair<i64, double> best_move_search(const i64* pip, const i64* pix, const double* pw,
+                                        const i64* prp, const i64* prl, const i64* pm, i64 P,
+                                        i64 E, const double* pl, const double* pbw,
+                                        const i64* prt, const i64* prb, const double* pnp,
+                                        i64 k, i64 link, double tiny) {
+    i64 pick = -1;
+    double top = 0.0;
+    std::vector<double> acc(static_cast<std::size_t>(E), 0.0);
+    std::vector<char> seen(static_cast<std::size_t>(E), 0);
+    std::vector<i64> used;
+    const double ninf = -std::numeric_limits<double>::infinity();
+    const double inf = std::numeric_limits<double>::infinity();
+    // the score of the twin (np.maximum of the parts; a link's own rule)
+    auto score = [&](i64 i) {
+        const i64 t = prt[i], a = pm[t], b = prb[i];
+        move_deltas(pip, pix, pw, prp, prl, pm, P, t, a, b, acc, seen, used);
+        double up = ninf;
+        for (i64 e : used) {
+            const double d = acc[e];
+            if (d > tiny * (1 + pl[e])) {
+                const double v = (pl[e] + d) / pbw[e];
+                if (v > up) up = v;
+            }
+        }
+        const double dv = link >= 0 ? acc[link] : 0.0;
+        for (i64 e : used) acc[e] = 0.0, seen[e] = 0;
+        used.clear();
+        double s = np_maximum(up, pnp[i]);
+        if (link >= 0) {
+            s = np_maximum(s, (pl[link] + dv) / pbw[link]);
+            if (!(dv < -tiny * (1 + pl[link]))) s = inf;
+        }
+        return s;
+    };
+    bool any_nan = false;
+    for (i64 i = 0; i < k; ++i) any_nan = any_nan || std::isnan(pnp[i]);
+    if (any_nan) {  // NumPy's argmin over every score (the first NaN wins)
+        for (i64 i = 0; i < k; ++i) {
+            const double s = score(i);
+            if (pick < 0 || std::isnan(s) || s < top) pick = i, top = s;
+            if (std::isnan(s)) break;
+        }
+    } else {
+        // every score is >= its node part and never NaN: in the order of the node
+        // parts, a candidate whose part is above the best score so far (or equal,
+        // with a later index) cannot be the first minimum; stop at the first
+        std::vector<i64> order(static_cast<std::size_t>(k));
+        for (i64 i = 0; i < k; ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](i64 x, i64 y) { return pnp[x] < pnp[y]; });
+        for (i64 i : order) {
+            if (pick >= 0 && (pnp[i] > top || (pnp[i] == top && i > pick))) {
+                if (pnp[i] > top) break;
+                continue;
+            }
+            const double s = score(i);
+            if (pick < 0 || s < top || (s == top && i < pick)) pick = i, top = s;
+        }
+    }
+    return {pick, top};
+}
+
+// CPython's set of small non-negative ints (hash(v) == v), emulated slot for slot: the
+// iteration order of a Python set is the order of its table's slots, and refine breaks ties
+// between moves in that order (Objects/setobject.c: linear probes of 9, then the perturbed
+// step; a table of 8 slots grown to the smallest power of two above 4 * used whenever
+// 5 * fill >= 3 * mask; discard leaves a dummy). The parity tests compare it with Python's
+// own set on random sequences.
+class PySmallIntSet {
+  public:
+    static constexpr i64 kEmpty = -1, kDummy = -2;
+    PySmallIntSet() : table_(8, kEmpty) {}
+
+    void clear() {
+        table_.assign(8, kEmpty);
+        fill_ = used_ = 0;
+    }
+    void add(i64 v) {
+        const std::size_t mask = table_.size() - 1;
+        std::size_t i = static_cast<std::size_t>(v) & mask;
+        std::size_t perturb = static_cast<std::size_t>(v);
+        std::size_t freeslot = SIZE_MAX;
+        while (true) {
+            std::size_t j = i;
+            int probes = (i + kLinearProbes <= mask) ? kLinearProbes : 0;
+            do {
+                const i64 key = table_[j];
+                if (key == kEmpty) {
+                    if (freeslot != SIZE_MAX) {
+                        table_[freeslot] = v;
+                        ++used_;
+                        return;
+                    }
+                    table_[j] = v;
+                    ++fill_;
+                    ++used_;
+                    if (fill_ * 5 >= mask * 3) resize(used_ > 50000 ? used_ * 2 : used_ * 4);
+                    return;
+                }
+                if (key == v) return;
+                if (key == kDummy && freeslot == SIZE_MAX) freeslot = j;
+                ++j;
+            } while (probes--);
+            perturb >>= kPerturbShift;
+            i = (i * 5 + 1 + perturb) & mask;
+        }
+    }
+    void discard(i64 v) {
+        const std::size_t mask = table_.size() - 1;
+        std::size_t i = static_cast<std::size_t>(v) & mask;
+        std::size_t perturb = static_cast<std::size_t>(v);
+        while (true) {
+            std::size_t j = i;
+            int probes = (i + kLinearProbes <= mask) ? kLinearProbes : 0;
+            do {
+                const i64 key = table_[j];
+                if (key == kEmpty) return;
+                if (key == v) {
+                    table_[j] = kDummy;
+                    --used_;
+                    return;
+                }
+                ++j;
+            } while (probes--);
+            perturb >>= kPerturbShift;
+            i = (i * 5 + 1 + perturb) & mask;
+        }
+    }
+    template <class F>
+    void for_each(F&& f) const {
+        for (i64 key : table_)
+            if (key >= 0) f(key);
+    }
+    std::size_t size() const { return used_; }
+
+  private:
+    static constexpr int kLinearProbes = 9;
+    static constexpr int kPerturbShift = 5;
+    std::vector<i64> table_;
+    std::size_t fill_ = 0, used_ = 0;
+
+    void resize(std::size_t minused) {
+        std::size_t size = 8;
+        while (size <= minused) size <<= 1;
+        std::vector<i64> old(size, kEmpty);
+        old.swap(table_);
+        const std::size_t mask = size - 1;
+        for (i64 key : old) {
+            if (key < 0) continue;
+            std::size_t i = static_cast<std::size_t>(key) & mask;
+            std::size_t perturb = static_cast<std::size_t>(key);
+            std::size_t slot = i;
+            while (true) {  // set_insert_clean: the probes move the slot, not i
+                slot = i;
+                if (table_[slot] == kEmpty) break;
+                bool done = false;
+                if (i + kLinearProbes <= mask) {
+                    for (int j = 0; j < kLinearProbes; ++j) {
+                        ++slot;
+                        if (table_[slot] == kEmpty) {
+                            done = true;
+                            break;
+                        }
+                    }
+                }
+                if (done) break;
+                perturb >>= kPerturbShift;
+                i = (i * 5 + 1 + perturb) & mask;
+            }
+            table_[slot] = key;
+        }
+        fill_ = used_;
+    }
+};
 
 }  // namespace
 
@@ -570,4 +832,942 @@ PYBIND11_MODULE(_multilevel, mod) {
         py::arg("w"), py::arg("t"), py::arg("b"),
         "Move task t (weight w) to processor b in place: the link loads along its streams' "
         "routes (lload), the processors' loads (nload) and m.");
+    mod.def(
+        "expand",
+        [](Arr<i64> starts, Arr<i64> lens) {
+            need(lens.ndim() == 1, "lens must be 1-D, got shape " + shape_of(lens));
+            const i64 k = lens.shape(0);
+            need_length(starts, k, "starts", "len(lens)");
+            const i64* ps = starts.data();
+            const i64* pl = lens.data();
+            i64 total = 0;
+            for (i64 r = 0; r < k; ++r) {
+                need(pl[r] >= 0, "lens must be >= 0");
+                total += pl[r];
+            }
+            py::array_t<i64> index(total), owner(total);
+            i64* pi = index.mutable_data();
+            i64* po = owner.mutable_data();
+            for (i64 r = 0, o = 0; r < k; ++r)
+                for (i64 j = 0; j < pl[r]; ++j, ++o) pi[o] = ps[r] + j, po[o] = r;
+            return py::make_tuple(index, owner);
+        },
+        py::arg("starts"), py::arg("lens"),
+        "Indices starts[r] + 0..lens[r]-1 run after run, and the run r of each (int64).");
+    mod.def(
+        "destinations",
+        [](const LevelView& G, Arr<i64> m, Arr<i64> tasks, Arr<i64> light, i64 P) {
+            need_length(m, G.n, "m");
+            need(tasks.ndim() == 1, "tasks must be 1-D, got shape " + shape_of(tasks));
+            need(light.ndim() == 1, "light must be 1-D, got shape " + shape_of(light));
+            need(P >= 1, "P must be >= 1");
+            const i64 k = tasks.shape(0), nl = light.shape(0);
+            const i64* pt = tasks.data();
+            const i64* pli = light.data();
+            const i64* pm = m.data();
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            for (i64 i = 0; i < nl; ++i)
+                need(pli[i] >= 0 && pli[i] < P, "light must hold processors in [0, P)");
+            for (i64 i = 0; i < k; ++i) {
+                need(pt[i] >= 0 && pt[i] < G.n, "tasks must hold vertices in [0, n)");
+                need(pm[pt[i]] >= 0 && pm[pt[i]] < P, "m must hold processors in [0, P)");
+                for (i64 q = pip[pt[i]]; q < pip[pt[i] + 1]; ++q)
+                    need(pm[pix[q]] >= 0 && pm[pix[q]] < P, "m must hold processors in [0, P)");
+            }
+            std::vector<i64> rt, rb;
+            PySmallIntSet dest;
+            for (i64 i = 0; i < k; ++i) {
+                const i64 t = pt[i], a = pm[t];
+                dest.clear();
+                for (i64 q = pip[t]; q < pip[t + 1]; ++q) dest.add(pm[pix[q]]);
+                for (i64 j = 0; j < nl; ++j) dest.add(pli[j]);
+                if (a > 0) dest.add(a - 1);
+                if (a < P - 1) dest.add(a + 1);
+                dest.discard(a);
+                dest.for_each([&](i64 b) {
+                    rt.push_back(t);
+                    rb.push_back(b);
+                });
+            }
+            return py::make_tuple(coalloc::bind::to_array(rt), coalloc::bind::to_array(rb));
+        },
+        py::arg("level"), py::arg("m"), py::arg("tasks"), py::arg("light"), py::arg("P"),
+        "The candidate moves of refine: each task to its neighbours' processors, the light "
+        "ones and its two adjacent ones, in the order Python's set of those ints iterates "
+        "(built in that order, its own processor discarded); (tasks, processors) as int64.");
+    mod.def(
+        "best_move",
+        [](const LevelView& G, const PairRoutesView& R, Arr<i64> m, Arr<double> lload,
+           Arr<double> bw, Arr<i64> rt, Arr<i64> rb, Arr<double> node_part, i64 link,
+           double tiny) {
+            const i64 n = G.n, P = R.P, E = R.E;
+            need_length(m, n, "m");
+            need_length(lload, E, "lload", "n_links");
+            need_length(bw, E, "bw", "n_links");
+            need(rt.ndim() == 1, "rt must be 1-D, got shape " + shape_of(rt));
+            const i64 k = rt.shape(0);
+            need(k >= 1, "rt must not be empty");
+            need_length(rb, k, "rb", "len(rt)");
+            need_length(node_part, k, "node_part", "len(rt)");
+            need(link >= -1 && link < E, "link must be -1 or in [0, n_links)");
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const i64* prp = R.rptr.data();
+            const i64* prl = R.rlink.data();
+            const i64* pm = m.data();
+            const i64* prt = rt.data();
+            const i64* prb = rb.data();
+            const double* pnp = node_part.data();
+            for (i64 i = 0; i < k; ++i) {
+                need(prt[i] >= 0 && prt[i] < n, "rt must hold tasks in [0, n)");
+                need(prb[i] >= 0 && prb[i] < P, "rb must hold processors in [0, P)");
+                const i64 t = prt[i];
+                if (i > 0 && t == prt[i - 1]) continue;  // (a task's moves come together)
+                need(pm[t] >= 0 && pm[t] < P, "m must hold processors in [0, P)");
+                for (i64 q = pip[t]; q < pip[t + 1]; ++q)
+                    need(pm[pix[q]] >= 0 && pm[pix[q]] < P, "m must hold processors in [0, P)");
+            }
+            const double* pl = lload.data();
+            const double* pbw = bw.data();
+            i64 pick = -1;
+            double top = 0.0;
+            {
+                py::gil_scoped_release release;
+                const auto found = best_move_search(pip, pix, pw, prp, prl, pm, P, E, pl, pbw,
+                                                    prt, prb, pnp, k, link, tiny);
+                pick = found.first;
+                top = found.second;
+            }
+            return py::make_tuple(pick, top);
+        },
+        py::arg("level"), py::arg("routes"), py::arg("m"), py::arg("lload"), py::arg("bw"),
+        py::arg("rt"), py::arg("rb"), py::arg("node_part"), py::arg("link"), py::arg("tiny"),
+        "refine's choice among the moves rt[i] -> rb[i]: (i, score) of NumPy's argmin of the "
+        "scores max(score_moves' up, node_part[i]) (for a link: also its new occupancy; inf "
+        "where its load does not fall), the candidates that cannot win left unscored.");
+    mod.def(
+        "loads",
+        [](const LevelView& G, const PairRoutesView& R, Arr<i64> m, Arr<double> vw) {
+            const i64 n = G.n, P = R.P, E = R.E;
+            need_length(m, n, "m");
+            need_length(vw, n, "vw");
+            const i64* pm = m.data();
+            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            py::array_t<double> nload(P), lload(E);
+            double* pn = nload.mutable_data();
+            double* pl = lload.mutable_data();
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const double* pv = vw.data();
+            const i64* prp = R.rptr.data();
+            const i64* prl = R.rlink.data();
+            {
+                py::gil_scoped_release release;
+                std::fill(pn, pn + P, 0.0);
+                std::fill(pl, pl + E, 0.0);
+                for (i64 v = 0; v < n; ++v) pn[pm[v]] += pv[v];
+                for (i64 s = 0; s < n; ++s)
+                    for (i64 q = pip[s]; q < pip[s + 1]; ++q) {
+                        const i64 u = pix[q];
+                        if (s >= u || pm[s] == pm[u]) continue;
+                        const i64 pair = pm[s] * P + pm[u];
+                        for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) pl[prl[j]] += pw[q];
+                    }
+            }
+            return py::make_tuple(nload, lload);
+        },
+        py::arg("level"), py::arg("routes"), py::arg("m"), py::arg("vw"),
+        "The processors' loads (vw summed by processor) and the links' (each pair s < u on "
+        "different processors: its weight on every link of the route m[s] -> m[u]), summed in "
+        "vertex then entry order.");
+    mod.def(
+        "cut_pass",
+        [](const LevelView& G, py::array m, Arr<double> nload, Arr<double> vw, Arr<double> cost,
+           Arr<double> ub, i64 chunk, py::object poll) {
+            const i64 n = G.n;
+            need(m.dtype().is(py::dtype::of<i64>()) && m.ndim() == 1 && m.writeable() &&
+                     (m.flags() & py::array::c_style) && m.shape(0) == n,
+                 "m must be a writeable contiguous 1-D int64 array of length " +
+                     std::to_string(n));
+            need(nload.ndim() == 1, "nload must be 1-D, got shape " + shape_of(nload));
+            const i64 P = nload.shape(0);
+            need_length(vw, n, "vw");
+            need_length(ub, P, "ub", "len(nload)");
+            need(cost.ndim() == 2 && cost.shape(0) == P && cost.shape(1) == P,
+                 "cost must have shape (P, P), got " + shape_of(cost));
+            i64* pm = static_cast<i64*>(m.mutable_data());
+            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const double* pc = cost.data();
+            const double* pv = vw.data();
+            const double* pu = ub.data();
+            py::array_t<double> out(P);
+            double* nl = out.mutable_data();
+            std::copy(nload.data(), nload.data() + P, nl);
+            i64 applied = -1;
+            {
+                // (the GIL held: `poll`, Python's, is called between the chunks)
+                // the candidates (t, b), b the processor of a neighbour of t on another one,
+                // in increasing t * P + b (np.unique of the keys)
+                std::vector<i64> ct, cb, dests;
+                for (i64 t = 0; t < n; ++t) {
+                    dests.clear();
+                    for (i64 q = pip[t]; q < pip[t + 1]; ++q)
+                        if (pm[pix[q]] != pm[t]) dests.push_back(pm[pix[q]]);
+                    std::sort(dests.begin(), dests.end());
+                    dests.erase(std::unique(dests.begin(), dests.end()), dests.end());
+                    for (i64 b : dests) ct.push_back(t), cb.push_back(b);
+                }
+                const std::size_t k = ct.size();
+                if (k > 0) {
+                    // the gains, each summed in CSR order from 0 (np.bincount's additions)
+                    std::vector<double> gain(k, 0.0);
+                    // chunks of about `chunk` entries, as cut_refine's (np.searchsorted of
+                    // its multiples in the candidates' running entry counts), poll before each
+                    std::vector<i64> ends(k);
+                    for (std::size_t i = 0; i < k; ++i)
+                        ends[i] = (i ? ends[i - 1] : 0) + pip[ct[i] + 1] - pip[ct[i]];
+                    std::vector<i64> bounds{0, static_cast<i64>(k)};
+                    if (chunk > 0 && ends[k - 1] > chunk)
+                        for (i64 v = chunk; v < ends[k - 1]; v += chunk)
+                            bounds.push_back(std::upper_bound(ends.begin(), ends.end(), v) -
+                                             ends.begin());
+                    std::sort(bounds.begin(), bounds.end());
+                    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+                    std::size_t next = 0;  // the next chunk's first candidate index in bounds
+                    double top = 0.0;
+                    bool first = true;
+                    for (std::size_t i = 0; i < k; ++i) {
+                        if (next + 1 < bounds.size() && static_cast<i64>(i) == bounds[next]) {
+                            if (!poll.is_none()) poll();
+                            ++next;
+                        }
+                        const i64 t = ct[i], a = pm[t], d = cb[i];
+                        double g = 0.0;
+                        for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+                            const i64 mq = pm[pix[q]];
+                            g += pw[q] * (pc[a * P + mq] - pc[d * P + mq]);
+                        }
+                        gain[i] = g;
+                        const double ag = std::fabs(g);  // np.abs(gain).max(): NaN wins
+                        if (first || std::isnan(ag) || (!std::isnan(top) && ag > top)) top = ag;
+                        first = false;
+                    }
+                    const double thr = 1e-12 * (1 + top);
+                    std::vector<i64> order;
+                    for (std::size_t i = 0; i < k; ++i)
+                        if (gain[i] > thr) order.push_back(static_cast<i64>(i));
+                    if (!order.empty()) {
+                        if (!poll.is_none()) poll();  // (after the scoring, as cut_refine)
+                        std::stable_sort(order.begin(), order.end(),
+                                         [&](i64 x, i64 y) { return -gain[x] < -gain[y]; });
+                        std::vector<double> limit(static_cast<std::size_t>(P));
+                        for (i64 b = 0; b < P; ++b) limit[b] = np_maximum(pu[b], nl[b]);
+                        std::vector<char> near(static_cast<std::size_t>(n), 0);
+                        applied = 0;
+                        for (i64 i : order) {
+                            const i64 t = ct[i], b = cb[i];
+                            if (near[t]) continue;
+                            const double w = pv[t];
+                            if (nl[b] + w > limit[b] + 1e-12) continue;
+                            nl[pm[t]] -= w;
+                            nl[b] += w;
+                            pm[t] = b;
+                            near[t] = 1;
+                            for (i64 q = pip[t]; q < pip[t + 1]; ++q) near[pix[q]] = 1;
+                            ++applied;
+                        }
+                    }
+                }
+            }
+            if (applied < 0) return py::tuple(py::make_tuple(applied, py::none()));
+            return py::tuple(py::make_tuple(applied, out));
+        },
+        py::arg("level"), py::arg("m"), py::arg("nload"), py::arg("vw"), py::arg("cost"),
+        py::arg("ub"), py::arg("chunk"), py::arg("poll"),
+        "One pass of cut_refine (m changed in place): the boundary moves (t, b) of positive "
+        "route-cost gain, most first, each taken when neither t nor a neighbour moved in the "
+        "pass and b's load stays within max(ub, its load at the start) + 1e-12; returns "
+        "(moves made, the new loads), or (-1, None) when no move gains (nothing changed). `poll` (a callable or None) is "
+        "called before each chunk of about `chunk` entries of the scoring (0: one chunk) and "
+        "after the scoring when a move gains.");
+    mod.def(
+        "cross_gains",
+        [](const LevelView& G, Arr<i64> m, Arr<double> cost, bool positive, double tiny) {
+            const i64 n = G.n;
+            need_length(m, n, "m");
+            need(cost.ndim() == 2 && cost.shape(0) == cost.shape(1),
+                 "cost must be square, got shape " + shape_of(cost));
+            const i64 P = cost.shape(0);
+            const i64* pm = m.data();
+            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const double* pc = cost.data();
+            std::vector<i64> ct, cb, dests, order;
+            std::vector<double> gain;
+            {
+                py::gil_scoped_release release;
+                for (i64 t = 0; t < n; ++t) {  // np.unique of the keys t * P + b
+                    dests.clear();
+                    for (i64 q = pip[t]; q < pip[t + 1]; ++q)
+                        if (pm[pix[q]] != pm[t]) dests.push_back(pm[pix[q]]);
+                    std::sort(dests.begin(), dests.end());
+                    dests.erase(std::unique(dests.begin(), dests.end()), dests.end());
+                    for (i64 b : dests) ct.push_back(t), cb.push_back(b);
+                }
+                const std::size_t k = ct.size();
+                gain.assign(k, 0.0);
+                double top = 0.0;
+                for (std::size_t i = 0; i < k; ++i) {  // np.bincount's additions, CSR order
+                    const i64 t = ct[i], a = pm[t], d = cb[i];
+                    double g = 0.0;
+                    for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+                        const i64 mq = pm[pix[q]];
+                        g += pw[q] * (pc[a * P + mq] - pc[d * P + mq]);
+                    }
+                    gain[i] = g;
+                    const double ag = std::fabs(g);  // np.abs(gain).max(): NaN wins
+                    if (i == 0 || std::isnan(ag) || (!std::isnan(top) && ag > top)) top = ag;
+                }
+                const double thr = tiny * (1 + top);
+                for (std::size_t i = 0; i < k; ++i)
+                    if (!positive || gain[i] > thr) order.push_back(static_cast<i64>(i));
+                std::stable_sort(order.begin(), order.end(), [&](i64 x, i64 y) {
+                    const double gx = -gain[x], gy = -gain[y];  // NumPy's order: NaN last
+                    return gx < gy || (std::isnan(gy) && !std::isnan(gx));
+                });
+            }
+            const std::size_t r = order.size();
+            py::array_t<i64> ot(r), ob(r);
+            py::array_t<double> og(r);
+            i64* pt = ot.mutable_data();
+            i64* pb = ob.mutable_data();
+            double* pg = og.mutable_data();
+            for (std::size_t j = 0; j < r; ++j)
+                pt[j] = ct[order[j]], pb[j] = cb[order[j]], pg[j] = gain[order[j]];
+            return py::make_tuple(ot, ob, og);
+        },
+        py::arg("level"), py::arg("m"), py::arg("cost"), py::arg("positive"), py::arg("tiny"),
+        "The moves of boundary tasks to a neighbour's processor, (tasks, processors, gains "
+        "in route cost), most gain first (stable over increasing t * P + b); positive: only "
+        "the gains above tiny (1 + the largest |gain|).");
+    mod.def(
+        "bottleneck_tasks",
+        [](const LevelView& G, Arr<i64> m, Arr<double> vw, Arr<i64> lptr, Arr<i64> lpairs,
+           py::array pair_mark, bool link, i64 idx, i64 n_cand) {
+            const i64 n = G.n;
+            need_length(m, n, "m");
+            need_length(vw, n, "vw");
+            need(n_cand >= 0, "n_cand must be >= 0");
+            need(pair_mark.dtype().is(py::dtype::of<bool>()) && pair_mark.ndim() == 1 &&
+                     pair_mark.writeable() && (pair_mark.flags() & py::array::c_style),
+                 "pair_mark must be a writeable contiguous 1-D bool array");
+            const i64 PP = pair_mark.shape(0);
+            const i64 P = static_cast<i64>(std::llround(std::sqrt(static_cast<double>(PP))));
+            need(P * P == PP && P >= 1, "pair_mark must have P * P entries");
+            const i64* pm = m.data();
+            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            need(lptr.ndim() == 1 && lpairs.ndim() == 1, "lptr and lpairs must be 1-D");
+            const i64 E = lptr.shape(0) - 1;
+            need(link ? (idx >= 0 && idx < E) : (idx >= 0 && idx < P),
+                 "idx must be a link (link) or a processor");
+            const i64* plp = lptr.data();
+            const i64* plq = lpairs.data();
+            if (link) {
+                need(plp[idx] >= 0 && plp[idx] <= plp[idx + 1] && plp[idx + 1] <= lpairs.shape(0),
+                     "lptr must index lpairs");
+                for (i64 j = plp[idx]; j < plp[idx + 1]; ++j)
+                    need(plq[j] >= 0 && plq[j] < PP, "lpairs must hold pairs in [0, P * P)");
+            }
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const double* pv = vw.data();
+            auto* mark = static_cast<std::uint8_t*>(pair_mark.mutable_data());
+            std::vector<i64> tasks;
+            std::vector<double> key;  // the score or volume of each task (sorted on -key)
+            {
+                py::gil_scoped_release release;
+                if (!link) {
+                    for (i64 v = 0; v < n; ++v)
+                        if (pm[v] == idx && pv[v] > 0) tasks.push_back(v);
+                    if (static_cast<i64>(tasks.size()) > n_cand) {
+                        key.resize(tasks.size());
+                        for (std::size_t j = 0; j < tasks.size(); ++j) {
+                            const i64 v = tasks[j];
+                            double d = 0.0;  // np.add.at: the entries in order, from 0
+                            for (i64 q = pip[v]; q < pip[v + 1]; ++q)
+                                if (pm[pix[q]] != idx) d += pw[q];
+                            key[j] = d - 1e-9 * pv[v];
+                        }
+                    }
+                } else {
+                    std::vector<char> source(static_cast<std::size_t>(P), 0);
+                    for (i64 j = plp[idx]; j < plp[idx + 1]; ++j)
+                        mark[plq[j]] = 1, source[plq[j] / P] = 1;
+                    for (i64 v = 0; v < n; ++v) {
+                        if (!source[pm[v]]) continue;  // no route from m[v] takes the link
+                        double vol = 0.0;  // np.bincount: the entries in order, from 0
+                        bool any = false;
+                        for (i64 q = pip[v]; q < pip[v + 1]; ++q)
+                            if (mark[pm[v] * P + pm[pix[q]]]) vol += pw[q], any = true;
+                        if (any && vol != 0.0) tasks.push_back(v), key.push_back(vol);
+                    }
+                    for (i64 j = plp[idx]; j < plp[idx + 1]; ++j) mark[plq[j]] = 0;
+                    if (static_cast<i64>(tasks.size()) <= n_cand) key.clear();
+                }
+                if (!key.empty()) {  // np.argsort(-key, kind="stable")[:n_cand] (NaN last)
+                    std::vector<i64> order(tasks.size());
+                    for (std::size_t j = 0; j < order.size(); ++j) order[j] = static_cast<i64>(j);
+                    std::stable_sort(order.begin(), order.end(), [&](i64 x, i64 y) {
+                        const double kx = -key[x], ky = -key[y];
+                        return kx < ky || (std::isnan(ky) && !std::isnan(kx));
+                    });
+                    std::vector<i64> kept(static_cast<std::size_t>(n_cand));
+                    for (i64 j = 0; j < n_cand; ++j) kept[j] = tasks[order[j]];
+                    tasks.swap(kept);
+                }
+            }
+            return coalloc::bind::to_array(tasks);
+        },
+        py::arg("level"), py::arg("m"), py::arg("vw"), py::arg("lptr"), py::arg("lpairs"),
+        py::arg("pair_mark"), py::arg("link"), py::arg("idx"), py::arg("n_cand"),
+        "The tasks refine tries to move off the bottleneck idx, at most n_cand: a "
+        "processor's tasks of positive weight, most volume to other processors first (less "
+        "1e-9 of the weight); a link's tasks that send across it (the pairs lpairs[lptr[idx]:"
+        "lptr[idx + 1]], marked in the zeroed scratch pair_mark and unmarked), most volume "
+        "first; stable.");
+    mod.def(
+        "bisect_block",
+        [](const LevelView& G, Arr<i64> verts, i64 lo, i64 hi, Arr<double> gap,
+           Arr<double> sh, Arr<i64> subset, Arr<double> vw, py::array m, int passes) {
+            const i64 n = G.n;
+            need(verts.ndim() == 1, "verts must be 1-D, got shape " + shape_of(verts));
+            need(subset.ndim() == 1, "subset must be 1-D, got shape " + shape_of(subset));
+            const i64 S = subset.shape(0);
+            need_length(sh, S, "sh", "len(subset)");
+            need(gap.ndim() == 1 && gap.shape(0) >= S - 1, "gap must have len(subset) - 1 entries");
+            need(0 <= lo && lo < hi && hi <= S, "need 0 <= lo < hi <= len(subset)");
+            need_length(vw, n, "vw");
+            need(passes >= 0, "passes must be >= 0");
+            need(m.dtype().is(py::dtype::of<i64>()) && m.ndim() == 1 && m.writeable() &&
+                     (m.flags() & py::array::c_style) && m.shape(0) == n,
+                 "m must be a writeable contiguous 1-D int64 array of length " +
+                     std::to_string(n));
+            const i64 k0 = verts.shape(0);
+            const i64* pv0 = verts.data();
+            std::vector<char> seen(static_cast<std::size_t>(n), 0);
+            for (i64 i = 0; i < k0; ++i) {
+                need(pv0[i] >= 0 && pv0[i] < n && !seen[pv0[i]],
+                     "verts must hold distinct vertices in [0, n)");
+                seen[pv0[i]] = 1;
+            }
+            i64* pm = static_cast<i64*>(m.mutable_data());
+            const double* pg = gap.data();
+            const double* psh = sh.data();
+            const i64* psub = subset.data();
+            const double* pw = vw.data();
+            {
+                py::gil_scoped_release release;
+                struct Block {
+                    std::vector<i64> verts;
+                    i64 lo, hi;
+                };
+                std::vector<Block> stack;
+                stack.push_back({std::vector<i64>(pv0, pv0 + k0), lo, hi});
+                std::vector<double> wloc;
+                std::vector<std::uint8_t> inside;
+                while (!stack.empty()) {
+                    Block blk = std::move(stack.back());
+                    stack.pop_back();
+                    const std::vector<i64>& vs = blk.verts;
+                    const i64 k = static_cast<i64>(vs.size()), a = blk.lo, b = blk.hi;
+                    if (b - a == 1 || k == 0) {
+                        for (i64 v : vs) pm[v] = psub[a];
+                        continue;
+                    }
+                    if (k == 1) {  // np.argmax of sh[a:b]: the first of the largest
+                        i64 arg = a;
+                        if (!std::isnan(psh[a]))
+                            for (i64 j = a + 1; j < b; ++j) {
+                                if (std::isnan(psh[j])) {
+                                    arg = j;
+                                    break;
+                                }
+                                if (psh[j] > psh[arg]) arg = j;
+                            }
+                        pm[vs[0]] = psub[arg];
+                        continue;
+                    }
+                    const i64 sp = split_point_of(pg, a, b);
+                    const double left_cap = np_sum(psh + a, sp - a);
+                    const double total_cap = np_sum(psh + a, b - a);
+                    wloc.resize(static_cast<std::size_t>(k));
+                    for (i64 i = 0; i < k; ++i) wloc[i] = pw[vs[i]];
+                    const double target = np_sum(wloc.data(), k) * left_cap / total_cap;
+                    // grow's balance: max(wloc.max(), 0.02 * wloc.sum()), Python's max
+                    double wmax = wloc[0];
+                    for (i64 i = 1; i < k; ++i)
+                        if (wloc[i] > wmax || std::isnan(wloc[i])) {
+                            wmax = wloc[i];
+                            if (std::isnan(wmax)) break;
+                        }
+                    const double frac = 0.02 * np_sum(wloc.data(), k);
+                    const double tol = frac > wmax ? frac : wmax;
+                    inside.assign(static_cast<std::size_t>(k), 0);
+                    bisect_small_kernel(G.ip.data(), G.ix.data(), G.iw.data(), n, vs.data(), k,
+                                        wloc.data(), target, tol, passes, inside.data());
+                    Block in{{}, a, sp}, out{{}, sp, b};
+                    for (i64 i = 0; i < k; ++i) (inside[i] ? in : out).verts.push_back(vs[i]);
+                    stack.push_back(std::move(out));
+                    stack.push_back(std::move(in));
+                }
+            }
+        },
+        py::arg("level"), py::arg("verts"), py::arg("lo"), py::arg("hi"), py::arg("gap"),
+        py::arg("sh"), py::arg("subset"), py::arg("vw"), py::arg("m"), py::arg("passes"),
+        "bisect_map's recursion on the block lo..hi-1 of subset where every split is a fast "
+        "one (bisect_small with grow's balance, the split_point, NumPy's sums): m[v] for the "
+        "vertices verts, in place.");
+    mod.def(
+        "link_pick",
+        [](const LevelView& G, const PairRoutesView& R, Arr<i64> m, Arr<double> lload,
+           Arr<double> bw, Arr<i64> rt, Arr<i64> rb, i64 link, double tiny, Arr<bool> over,
+           double thr, Arr<i64> lptr, Arr<i64> lpairs) {
+            const i64 n = G.n, P = R.P, E = R.E;
+            need_length(m, n, "m");
+            need_length(lload, E, "lload", "n_links");
+            need_length(bw, E, "bw", "n_links");
+            need(rt.ndim() == 1, "rt must be 1-D, got shape " + shape_of(rt));
+            const i64 k = rt.shape(0);
+            need_length(rb, k, "rb", "len(rt)");
+            need_length(over, k, "over", "len(rt)");
+            need(link >= 0 && link < E, "link must be in [0, n_links)");
+            need_length(lptr, E + 1, "lptr", "n_links + 1");
+            const i64* plp = lptr.data();
+            const i64* plq = lpairs.data();
+            need(lpairs.ndim() == 1 && plp[link] >= 0 && plp[link] <= plp[link + 1] &&
+                     plp[link + 1] <= lpairs.shape(0),
+                 "lptr must index lpairs");
+            for (i64 j = plp[link]; j < plp[link + 1]; ++j)
+                need(plq[j] >= 0 && plq[j] < P * P, "lpairs must hold pairs in [0, P * P)");
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const i64* prp = R.rptr.data();
+            const i64* prl = R.rlink.data();
+            const i64* pm = m.data();
+            const i64* prt = rt.data();
+            const i64* prb = rb.data();
+            const bool* pov = over.data();
+            for (i64 i = 0; i < k; ++i) {
+                need(prt[i] >= 0 && prt[i] < n, "rt must hold tasks in [0, n)");
+                need(prb[i] >= 0 && prb[i] < P, "rb must hold processors in [0, P)");
+                const i64 t = prt[i];
+                if (i > 0 && t == prt[i - 1]) continue;
+                need(pm[t] >= 0 && pm[t] < P, "m must hold processors in [0, P)");
+                for (i64 q = pip[t]; q < pip[t + 1]; ++q)
+                    need(pm[pix[q]] >= 0 && pm[pix[q]] < P, "m must hold processors in [0, P)");
+            }
+            const double* pl = lload.data();
+            const double* pbw = bw.data();
+            i64 pick = -1;
+            {
+                py::gil_scoped_release release;
+                // how many times the route of each pair takes `link` (a thread's scratch
+                // table of P * P counts, zeroed again before the call returns)
+                thread_local std::vector<std::uint8_t> times_of;
+                if (static_cast<i64>(times_of.size()) < P * P)
+                    times_of.assign(static_cast<std::size_t>(P * P), 0);
+                struct Zeroed {  // the table zeroed again however the block is left
+                    std::vector<std::uint8_t>& table;
+                    const i64 *first, *last;
+                    ~Zeroed() {
+                        for (const i64* q = first; q < last; ++q) table[*q] = 0;
+                    }
+                } zeroed{times_of, plq + plp[link], plq + plp[link + 1]};
+                for (i64 j = plp[link]; j < plp[link + 1]; ++j) ++times_of[plq[j]];
+                auto times = [&](i64 pair) { return static_cast<int>(times_of[pair]); };
+                // dv: the change of link's load, its additions alone in score_moves' order
+                std::vector<double> dv(static_cast<std::size_t>(k));
+                for (i64 i = 0; i < k; ++i) {
+                    const i64 t = prt[i], a = pm[t], b = prb[i];
+                    double d = 0.0;
+                    for (int pass = 0; pass < 2; ++pass) {
+                        const i64 from = pass == 0 ? b : a;
+                        for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+                            const int c = times(from * P + pm[pix[q]]);
+                            const double w = pass == 0 ? pw[q] : -pw[q];
+                            for (int r = 0; r < c; ++r) d += w;
+                        }
+                    }
+                    dv[i] = d;
+                }
+                // np.lexsort((dv, over)): over first (False first), then dv (NaN last), stable
+                std::vector<i64> order(static_cast<std::size_t>(k));
+                for (i64 i = 0; i < k; ++i) order[i] = i;
+                std::stable_sort(order.begin(), order.end(), [&](i64 x, i64 y) {
+                    if (pov[x] != pov[y]) return !pov[x];
+                    return dv[x] < dv[y] || (std::isnan(dv[y]) && !std::isnan(dv[x]));
+                });
+                // the first in that order whose largest rising link stays below thr
+                std::vector<double> acc(static_cast<std::size_t>(E), 0.0);
+                std::vector<char> seen(static_cast<std::size_t>(E), 0);
+                std::vector<i64> used;
+                for (i64 i : order) {
+                    const i64 t = prt[i];
+                    move_deltas(pip, pix, pw, prp, prl, pm, P, t, pm[t], prb[i], acc, seen, used);
+                    double up = -std::numeric_limits<double>::infinity();
+                    for (i64 e : used) {
+                        const double d = acc[e];
+                        if (d > tiny * (1 + pl[e])) {
+                            const double v = (pl[e] + d) / pbw[e];
+                            if (v > up) up = v;
+                        }
+                    }
+                    for (i64 e : used) acc[e] = 0.0, seen[e] = 0;
+                    used.clear();
+                    if (up < thr) {
+                        pick = i;
+                        break;
+                    }
+                }
+            }
+            return pick;
+        },
+        py::arg("level"), py::arg("routes"), py::arg("m"), py::arg("lload"), py::arg("bw"),
+        py::arg("rt"), py::arg("rb"), py::arg("link"), py::arg("tiny"), py::arg("over"),
+        py::arg("thr"), py::arg("lptr"), py::arg("lpairs"),
+        "link_swap_refine's next move among rt[i] -> rb[i]: of those whose score_moves' up "
+        "is below thr, the first by (over, the change of link's load, i); -1 for none. The "
+        "changes of link's load come from the pairs whose route takes it (lpairs[lptr[link]:"
+        "lptr[link + 1]]); only the candidates before the pick are scored on every link.");
+    mod.def(
+        "pick_move",
+        [](const LevelView& G, const PairRoutesView& R, Arr<i64> m, Arr<double> nload,
+           Arr<double> lload, Arr<double> cap, Arr<double> bw, Arr<double> vw, Arr<i64> rt,
+           Arr<i64> rb, i64 link, i64 idx, double limit, double tiny) {
+            const i64 n = G.n, P = R.P, E = R.E;
+            need_length(m, n, "m");
+            need_length(vw, n, "vw");
+            need_length(nload, P, "nload", "P");
+            need_length(cap, P, "cap", "P");
+            need_length(lload, E, "lload", "n_links");
+            need_length(bw, E, "bw", "n_links");
+            need(rt.ndim() == 1, "rt must be 1-D, got shape " + shape_of(rt));
+            const i64 k = rt.shape(0);
+            need_length(rb, k, "rb", "len(rt)");
+            need(link >= -1 && link < E, "link must be -1 or in [0, n_links)");
+            need(link >= 0 || (idx >= 0 && idx < P), "idx must be a processor when link = -1");
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const i64* pm = m.data();
+            const i64* prt = rt.data();
+            const i64* prb = rb.data();
+            for (i64 i = 0; i < k; ++i) {
+                need(prt[i] >= 0 && prt[i] < n, "rt must hold tasks in [0, n)");
+                need(prb[i] >= 0 && prb[i] < P, "rb must hold processors in [0, P)");
+                const i64 t = prt[i];
+                if (i > 0 && t == prt[i - 1]) continue;
+                need(pm[t] >= 0 && pm[t] < P, "m must hold processors in [0, P)");
+                for (i64 q = pip[t]; q < pip[t + 1]; ++q)
+                    need(pm[pix[q]] >= 0 && pm[pix[q]] < P, "m must hold processors in [0, P)");
+            }
+            const double* pn = nload.data();
+            const double* pc = cap.data();
+            const double* pv = vw.data();
+            i64 best = -1;
+            double top = 0.0;
+            {
+                py::gil_scoped_release release;
+                // the processors' part of each score and the moves it leaves (refine's NumPy)
+                std::vector<i64> sel, st, sb;
+                std::vector<double> part;
+                for (i64 i = 0; i < k; ++i) {
+                    const i64 t = prt[i], a = pm[t], b = prb[i];
+                    const double w = pv[t];
+                    double np_ = np_maximum((pn[b] + w) / pc[b], (pn[a] - w) / pc[a]);
+                    bool live;
+                    if (link < 0) {
+                        np_ = np_maximum(np_, (pn[idx] - w) / pc[idx]);
+                        live = np_ < limit && w > 0;
+                    } else {
+                        live = np_ < limit;
+                    }
+                    if (live) sel.push_back(i), st.push_back(t), sb.push_back(b), part.push_back(np_);
+                }
+                if (!sel.empty()) {
+                    const auto found = best_move_search(
+                        pip, pix, pw, R.rptr.data(), R.rlink.data(), pm, P, E, lload.data(),
+                        bw.data(), st.data(), sb.data(), part.data(),
+                        static_cast<i64>(sel.size()), link, tiny);
+                    best = sel[found.first];
+                    top = found.second;
+                }
+            }
+            return py::make_tuple(best, top);
+        },
+        py::arg("level"), py::arg("routes"), py::arg("m"), py::arg("nload"), py::arg("lload"),
+        py::arg("cap"), py::arg("bw"), py::arg("vw"), py::arg("rt"), py::arg("rb"),
+        py::arg("link"), py::arg("idx"), py::arg("limit"), py::arg("tiny"),
+        "refine's move off the bottleneck (processor idx when link = -1, else that link) "
+        "among rt[i] -> rb[i]: the processors' part of each score, the moves it keeps below "
+        "limit (of positive weight off a processor), and best_move's pick among them; (i, "
+        "score), (-1, 0.0) when none is kept.");
+    mod.def(
+        "swap_table",
+        [](const LevelView& G, Arr<i64> m, Arr<double> cost, Arr<i64> t, Arr<i64> b) {
+            const i64 n = G.n;
+            need_length(m, n, "m");
+            need(cost.ndim() == 2 && cost.shape(0) == cost.shape(1),
+                 "cost must be square, got shape " + shape_of(cost));
+            const i64 P = cost.shape(0);
+            need(t.ndim() == 1, "t must be 1-D, got shape " + shape_of(t));
+            const i64 k = t.shape(0);
+            need_length(b, k, "b", "len(t)");
+            const i64* pm = m.data();
+            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            const i64* pt = t.data();
+            const i64* pb = b.data();
+            for (i64 i = 0; i < k; ++i)
+                need(pt[i] >= 0 && pt[i] < n && pb[i] >= 0 && pb[i] < P,
+                     "t must hold tasks and b processors");
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const double* pc = cost.data();
+            py::array_t<i64> pair_of(k);
+            i64* ppo = pair_of.mutable_data();
+            std::vector<i64> pairs, offsets{0}, tasks;
+            std::vector<double> gains, largest;
+            {
+                py::gil_scoped_release release;
+                // np.unique(b * P + m[t], return_inverse=True)
+                std::vector<i64> key(static_cast<std::size_t>(k));
+                for (i64 i = 0; i < k; ++i) key[i] = pb[i] * P + pm[pt[i]];
+                pairs = key;
+                std::sort(pairs.begin(), pairs.end());
+                pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+                for (i64 i = 0; i < k; ++i)
+                    ppo[i] = std::lower_bound(pairs.begin(), pairs.end(), key[i]) - pairs.begin();
+                // the tasks of each processor in increasing order (a stable sort of m)
+                std::vector<i64> count(static_cast<std::size_t>(P) + 1, 0), by(n);
+                for (i64 v = 0; v < n; ++v) ++count[pm[v] + 1];
+                for (i64 q = 0; q < P; ++q) count[q + 1] += count[q];
+                {
+                    std::vector<i64> fill(count.begin(), count.end() - 1);
+                    for (i64 v = 0; v < n; ++v) by[fill[pm[v]]++] = v;
+                }
+                for (i64 pr : pairs) {
+                    const i64 pbj = pr / P, paj = pr % P;
+                    const std::size_t first = tasks.size();
+                    for (i64 j = count[pbj]; j < count[pbj + 1]; ++j) {
+                        const i64 u = by[j];
+                        double g = 0.0;  // np.bincount: the entries in order, from 0
+                        for (i64 q = pip[u]; q < pip[u + 1]; ++q) {
+                            const i64 mq = pm[pix[q]];
+                            g += pw[q] * (pc[pm[u] * P + mq] - pc[paj * P + mq]);
+                        }
+                        tasks.push_back(u);
+                        gains.push_back(g);
+                    }
+                    offsets.push_back(static_cast<i64>(tasks.size()));
+                    double top = -std::numeric_limits<double>::infinity();
+                    if (tasks.size() > first) {  // np.maximum.reduceat over the pair's tasks
+                        top = gains[first];
+                        for (std::size_t j = first + 1; j < tasks.size(); ++j)
+                            top = np_maximum(top, gains[j]);
+                    }
+                    largest.push_back(top);
+                }
+            }
+            // (NumPy's bincount of no entries is int64 zeros, weights or not: the twin's)
+            bool entries = false;
+            for (i64 u : tasks) entries = entries || pip[u + 1] > pip[u];
+            py::object g = py::object(coalloc::bind::to_array(gains));
+            if (!entries) {
+                py::array_t<i64> zeros(static_cast<i64>(tasks.size()));
+                std::fill(zeros.mutable_data(), zeros.mutable_data() + tasks.size(), i64{0});
+                g = zeros;
+            }
+            return py::make_tuple(pair_of, coalloc::bind::to_array(offsets),
+                                  coalloc::bind::to_array(tasks), g,
+                                  coalloc::bind::to_array(largest));
+        },
+        py::arg("level"), py::arg("m"), py::arg("cost"), py::arg("t"), py::arg("b"),
+        "sumrefine._swap_table for the moves t[i] -> b[i]: (pair of each move among the "
+        "sorted distinct (b, m[t]), offsets, the tasks of each pair's b in increasing order, "
+        "the route cost each saves moving alone to the pair's m[t], the largest of each "
+        "pair's (-inf: none)).");
+    mod.def(
+        "eject_screen",
+        [](Arr<i64> m, Arr<double> vw, Arr<double> nload, Arr<double> cap, Arr<bool> touched,
+           Arr<bool> near, Arr<i64> t, Arr<i64> b, Arr<double> g_t, Arr<i64> et, Arr<i64> ec,
+           Arr<double> eg, double limit, i64 tries) {
+            need(m.ndim() == 1, "m must be 1-D, got shape " + shape_of(m));
+            const i64 n = m.shape(0);
+            need_length(vw, n, "vw", "len(m)");
+            need_length(touched, n, "touched", "len(m)");
+            need_length(near, n, "near", "len(m)");
+            need(nload.ndim() == 1, "nload must be 1-D, got shape " + shape_of(nload));
+            const i64 P = nload.shape(0);
+            need_length(cap, P, "cap", "len(nload)");
+            need(t.ndim() == 1, "t must be 1-D, got shape " + shape_of(t));
+            const i64 k = t.shape(0);
+            need_length(b, k, "b", "len(t)");
+            need_length(g_t, k, "g_t", "len(t)");
+            need(et.ndim() == 1, "et must be 1-D, got shape " + shape_of(et));
+            const i64 r = et.shape(0);
+            need_length(ec, r, "ec", "len(et)");
+            need_length(eg, r, "eg", "len(et)");
+            const i64* pm = m.data();
+            const i64* pt = t.data();
+            const i64* pb = b.data();
+            const i64* pet = et.data();
+            const i64* pec = ec.data();
+            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            for (i64 i = 0; i < k; ++i)
+                need(pt[i] >= 0 && pt[i] < n && pb[i] >= 0 && pb[i] < P,
+                     "t must hold tasks and b processors");
+            for (i64 j = 0; j < r; ++j)
+                need(pet[j] >= 0 && pet[j] < n && pec[j] >= 0 && pec[j] < P,
+                     "et must hold tasks and ec processors");
+            const double* pv = vw.data();
+            const double* pn = nload.data();
+            const double* pc = cap.data();
+            const bool* pto = touched.data();
+            const bool* pne = near.data();
+            const double* pg = g_t.data();
+            const double* peg = eg.data();
+            py::array_t<bool> out(k);
+            auto* po = reinterpret_cast<std::uint8_t*>(out.mutable_data());
+            {
+                py::gil_scoped_release release;
+                // each: the ejection's own filters that do not depend on the move
+                std::vector<char> each(static_cast<std::size_t>(r));
+                for (i64 j = 0; j < r; ++j) {
+                    const i64 v = pet[j], c = pec[j];
+                    each[j] = !pto[v] && pn[c] + pv[v] <= limit * pc[c];
+                }
+                for (i64 i = 0; i < k; ++i) {
+                    const i64 tt = pt[i], bb = pb[i], a = pm[tt];
+                    const double room = pn[bb] + pv[tt] - limit * pc[bb];
+                    const double mg = -pg[i];
+                    bool free = false;
+                    i64 found = 0;  // the first `tries` moves that pass (np.cumsum <= tries)
+                    for (i64 j = 0; j < r && found < tries; ++j) {
+                        const i64 v = pet[j];
+                        if (!(pm[v] == bb && pec[j] != a && pv[v] >= room && each[j] &&
+                              peg[j] > mg))
+                            continue;
+                        ++found;
+                        if (v != tt && !pne[v]) {
+                            free = true;
+                            break;
+                        }
+                    }
+                    po[i] = (room > 0 && free) ? 1 : 0;
+                }
+            }
+            return out;
+        },
+        py::arg("m"), py::arg("vw"), py::arg("nload"), py::arg("cap"), py::arg("touched"),
+        py::arg("near"), py::arg("t"), py::arg("b"), py::arg("g_t"), py::arg("et"),
+        py::arg("ec"), py::arg("eg"), py::arg("limit"), py::arg("tries"),
+        "sumrefine._eject_screen for the moves t[i] -> b[i] (gains g_t): whether b's compute "
+        "blocks the move (room > 0) and, among the first `tries` boundary moves (et, ec, eg) "
+        "of tasks of b that pass the ejection's filters, one is of a task other than t not "
+        "near a move.");
+    mod.def(
+        "swap_screen",
+        [](const LevelView& G, Arr<i64> m, Arr<double> vw, Arr<double> nload, Arr<double> cap,
+           Arr<double> cost, Arr<bool> touched, Arr<i64> t, Arr<i64> b, Arr<double> g_t,
+           Arr<i64> pair_of, Arr<i64> offsets, Arr<i64> tasks, Arr<double> gains, double limit,
+           double tiny) {
+            const i64 n = G.n;
+            need_length(m, n, "m");
+            need_length(vw, n, "vw");
+            need_length(touched, n, "touched");
+            need(nload.ndim() == 1, "nload must be 1-D, got shape " + shape_of(nload));
+            const i64 P = nload.shape(0);
+            need_length(cap, P, "cap", "len(nload)");
+            need(cost.ndim() == 2 && cost.shape(0) == P && cost.shape(1) == P,
+                 "cost must have shape (P, P), got " + shape_of(cost));
+            need(t.ndim() == 1, "t must be 1-D, got shape " + shape_of(t));
+            const i64 k = t.shape(0);
+            need_length(b, k, "b", "len(t)");
+            need_length(g_t, k, "g_t", "len(t)");
+            need_length(pair_of, k, "pair_of", "len(t)");
+            need(offsets.ndim() == 1 && offsets.shape(0) >= 1, "offsets must be 1-D, not empty");
+            const i64 np1 = offsets.shape(0);
+            need(tasks.ndim() == 1, "tasks must be 1-D, got shape " + shape_of(tasks));
+            need_length(gains, tasks.shape(0), "gains", "len(tasks)");
+            const i64* pm = m.data();
+            const i64* pt = t.data();
+            const i64* pb = b.data();
+            const i64* ppo = pair_of.data();
+            const i64* pof = offsets.data();
+            const i64* ptk = tasks.data();
+            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            for (i64 j = 0; j + 1 < np1; ++j)
+                need(0 <= pof[j] && pof[j] <= pof[j + 1] && pof[j + 1] <= tasks.shape(0),
+                     "offsets must index tasks");
+            for (i64 i = 0; i < k; ++i)
+                need(pt[i] >= 0 && pt[i] < n && pb[i] >= 0 && pb[i] < P && ppo[i] >= 0 &&
+                         ppo[i] + 1 < np1,
+                     "t, b, pair_of: a task, a processor and a pair each");
+            for (i64 j = 0; j < tasks.shape(0); ++j)
+                need(ptk[j] >= 0 && ptk[j] < n, "tasks must hold tasks in [0, n)");
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const double* pv = vw.data();
+            const double* pn = nload.data();
+            const double* pc = cap.data();
+            const double* pcost = cost.data();
+            const bool* pto = touched.data();
+            const double* pg = g_t.data();
+            const double* pga = gains.data();
+            py::array_t<bool> out(k);
+            auto* po = reinterpret_cast<std::uint8_t*>(out.mutable_data());
+            {
+                py::gil_scoped_release release;
+                std::vector<double> vol(static_cast<std::size_t>(n), 0.0);
+                for (i64 i = 0; i < k; ++i) {
+                    const i64 tt = pt[i], bb = pb[i], a = pm[tt];
+                    // the volume between t and each neighbour, its entries in order from 0
+                    for (i64 q = pip[tt]; q < pip[tt + 1]; ++q) vol[pix[q]] += pw[q];
+                    const double lim_a = np_maximum(limit * pc[a], pn[a]);
+                    const double lim_b = np_maximum(limit * pc[bb], pn[bb]);
+                    const double thr = tiny * (1 + std::fabs(pg[i]));
+                    const double cab = pcost[a * P + bb];
+                    bool any = false;
+                    for (i64 j = pof[ppo[i]]; j < pof[ppo[i] + 1] && !any; ++j) {
+                        const i64 u = ptk[j];
+                        const double dw = pv[u] - pv[tt];
+                        const bool fit = pn[a] + dw <= lim_a && pn[bb] - dw <= lim_b;
+                        const double g = pg[i] + pga[j] - 2 * vol[u] * cab;
+                        any = g > thr && fit && !pto[u];
+                    }
+                    for (i64 q = pip[tt]; q < pip[tt + 1]; ++q) vol[pix[q]] = 0.0;
+                    po[i] = any ? 1 : 0;
+                }
+            }
+            return out;
+        },
+        py::arg("level"), py::arg("m"), py::arg("vw"), py::arg("nload"), py::arg("cap"),
+        py::arg("cost"), py::arg("touched"), py::arg("t"), py::arg("b"), py::arg("g_t"),
+        py::arg("pair_of"), py::arg("offsets"), py::arg("tasks"), py::arg("gains"),
+        py::arg("limit"), py::arg("tiny"),
+        "sumrefine._swap_screen for the moves t[i] -> b[i] (gains g_t) with swap_table's "
+        "(pair_of, offsets, tasks, gains): whether a task u of b not touched fits the swap's "
+        "compute and gains more than tiny (1 + |g_t|) swapped with t.");
 }

@@ -604,6 +604,21 @@ def _in_time(nnz: int, prep: Optional[dict] = None) -> bool:
     return pred <= budget and pred * _fill_factor(nnz, prep) <= budget
 
 
+#: :func:`bisect_map` maps a block whose splits are all fast ones (one growing seed, no
+#: spectral split: within the fastest links, or at most 8 tasks, or ``full`` False) by the
+#: compiled ``_multilevel.bisect_block`` (twin:
+#: :func:`coalloc.taskmap._reference.refine.bisect_block`, the Python recursion it replaces:
+#: the same split points, NumPy's sums in the same order, ``bisect_small`` with the same
+#: balance, so the same mapping and answers). Each fast split cost 60-80 us of Python around
+#: its 20 us kernel; 17,000 of them on the 30 of ``bench/taskmap/vs_peers.py`` (issue 40,
+#: h63cpu). False: the Python recursion (``grow`` called for each split).
+BLOCK_KERNEL = True
+
+#: Under a scope that polls (a time limit), only blocks of at most this many tasks are
+#: mapped by one ``bisect_block`` call (unpolled; about 1 ms); larger ones split in Python.
+BLOCK_POLLED = 1024
+
+
 def bisect_map(
     topo: Topology,
     level: TaskLevel,
@@ -650,13 +665,25 @@ def bisect_map(
     [1, 1, 0, 0]
     """
     fast = float(topo.gap.min()) if topo.gap.shape[0] else 0.0
-    gap = topo.cost[subset[:-1], subset[1:]].tolist()
+    gap_a = topo.cost[subset[:-1], subset[1:]]
+    gap = gap_a.tolist()
     sh = share[subset]
     m = np.zeros(level.n, dtype=np.int64)
     stack = [(np.arange(level.n), 0, subset.shape[0])]
+    if BLOCK_KERNEL:  # the slow gaps before each position: a block without any is all fast
+        slow_before = np.concatenate([[0], np.cumsum(gap_a > fast * (1 + 1e-9))]).tolist()
+        most = None if interrupt.current() is None else BLOCK_POLLED
     while stack:
         interrupt.check()  # a split may take a spectral solve and FM passes: poll each
         verts, lo, hi = stack.pop()
+        if (BLOCK_KERNEL and hi - lo >= 2 and verts.shape[0] >= 2
+                and (most is None or verts.shape[0] <= most)
+                and (not full or verts.shape[0] <= 8
+                     or slow_before[hi - 1] == slow_before[lo])):  # fmt: skip
+            # every split below is a fast one: the same recursion, compiled
+            _multilevel.bisect_block(level.kern, verts, lo, hi, gap_a, sh, subset, level.vw,
+                                     m, 4)  # fmt: skip
+            continue
         if hi - lo == 1 or verts.shape[0] == 0:
             m[verts] = subset[lo]
             continue

@@ -351,6 +351,14 @@ def _contract(level: TaskLevel, rep: np.ndarray) -> Optional[TaskLevel]:
     )
 
 
+#: :func:`expand` by the compiled ``_multilevel.expand`` (twin:
+#: :func:`coalloc.taskmap._reference.refine.expand`, the NumPy code it replaces; integer
+#: outputs, so the same arrays and answers). 40,000 calls on the 30 of
+#: ``bench/taskmap/vs_peers.py``, 15 us of NumPy calls each for a few dozen entries (5 % of
+#: the untimed mapper's CPU; issue 40, h63cpu). False: the NumPy code.
+EXPAND_KERNEL = True
+
+
 def expand(starts: np.ndarray, lens: np.ndarray) -> tuple:
     """Indices ``starts[i] + 0..lens[i]-1`` concatenated, and the owner ``i`` of each.
 
@@ -372,6 +380,8 @@ def expand(starts: np.ndarray, lens: np.ndarray) -> tuple:
     >>> [a.tolist() for a in expand(np.array([5, 0]), np.array([2, 3]))]
     [[5, 6, 0, 1, 2], [0, 0, 1, 1, 1]]
     """
+    if EXPAND_KERNEL:
+        return _multilevel.expand(starts, lens)
     owner = np.repeat(np.arange(lens.shape[0]), lens)
     total = owner.shape[0]
     if total == 0:

@@ -19,7 +19,19 @@ from . import _multilevel
 from .hierarchy import Topology
 from .levels import TaskLevel, expand
 
-__all__ = ["MOVE_KERNEL", "RefineState", "cut_refine", "refine", "TINY"]
+__all__ = [
+    "BEST_MOVE_KERNEL",
+    "CUT_KERNEL",
+    "DEST_KERNEL",
+    "LOADS_KERNEL",
+    "MOVE_KERNEL",
+    "PICK_KERNEL",
+    "TASKS_KERNEL",
+    "RefineState",
+    "cut_refine",
+    "refine",
+    "TINY",
+]
 
 #: Relative tolerance of the move scores.
 TINY = 1e-12
@@ -30,6 +42,44 @@ TINY = 1e-12
 #: was 3 % of the untimed mapper's CPU on the 30 of ``bench/taskmap/vs_peers.py`` (25,000
 #: moves; issue 40, h60cpu). False: the NumPy code.
 MOVE_KERNEL = True
+
+#: :func:`_destinations` by the compiled ``_multilevel.destinations`` (twin:
+#: :func:`coalloc.taskmap._reference.refine.destinations`, the Python code it replaces).
+#: The kernel emulates CPython's set of small ints slot for slot, so the candidates come in
+#: the order the Python sets iterated them (the order ties between moves are broken in):
+#: the same moves and answers. The sets were 4-7 % of the untimed mapper's CPU on the 30 of
+#: ``bench/taskmap/vs_peers.py`` (10,000 calls; issue 40, h63cpu). False: the Python sets.
+DEST_KERNEL = True
+
+#: :func:`refine` picks its move by the compiled ``_multilevel.best_move`` (twin:
+#: :func:`coalloc.taskmap._reference.refine.best_move`, ``score_moves`` and the NumPy
+#: code it replaces): NumPy's argmin of the same scores, where a candidate whose
+#: processors' part of the score is already above the best score found (in the order of
+#: those parts) is not scored: it cannot be the first minimum. On the 30 of
+#: ``bench/taskmap/vs_peers.py`` 38 % of the candidates are scored; ``score_moves`` was
+#: 10 % of the untimed mapper's CPU (issue 40, h63cpu). The same move, so the same answers.
+#: False: every candidate scored by ``score_moves``.
+BEST_MOVE_KERNEL = True
+
+#: :meth:`RefineState.refresh` by the compiled ``_multilevel.loads`` (twin:
+#: :func:`coalloc.taskmap._reference.refine.loads`, the NumPy code it replaces: the
+#: additions of ``np.bincount``, one after another in the same order, so the same loads).
+#: False: the NumPy code.
+LOADS_KERNEL = True
+
+#: :func:`_bottleneck_tasks` by the compiled ``_multilevel.bottleneck_tasks`` (twin:
+#: :func:`coalloc.taskmap._reference.refine.bottleneck_tasks`, the NumPy code it replaces:
+#: the volumes summed in the same order, the same stable sort, so the same tasks and
+#: answers); 3 % of the untimed mapper's CPU on the 30 of ``bench/taskmap/vs_peers.py``
+#: (10,000 calls, each over all the level's entries; issue 40, h63cpu). False: NumPy.
+TASKS_KERNEL = True
+
+#: :func:`refine` computes the processors' part of its moves' scores, keeps the moves below
+#: the maximum and picks among them (:data:`BEST_MOVE_KERNEL`'s search) in one compiled
+#: call, ``_multilevel.pick_move`` (twin: :func:`coalloc.taskmap._reference.refine.pick_move`,
+#: the NumPy code and ``best_move``: the same values by the same operations, so the same
+#: move); ten NumPy calls a move before (issue 40, h63cpu). False: the NumPy parts.
+PICK_KERNEL = True
 
 
 class RefineState:
@@ -69,6 +119,9 @@ class RefineState:
     def refresh(self) -> None:
         """Recompute the loads from scratch."""
         topo, lv, m = self.topo, self.level, self.m
+        if LOADS_KERNEL:  # the same sums in the same order, compiled
+            self.nload, self.lload = _multilevel.loads(lv.kern, topo.routes, m, lv.vw)
+            return
         self.nload = np.bincount(m, weights=lv.vw, minlength=topo.P).astype(np.float64)
         s, u = self.rows, lv.ix
         keep = (s < u) & (m[s] != m[u])
@@ -139,6 +192,15 @@ class RefineState:
 #: passes only, as before.
 CUT_CHUNK = 1 << 16
 
+#: A pass of :func:`cut_refine` by the compiled ``_multilevel.cut_pass`` (twin:
+#: :func:`coalloc.taskmap._reference.refine.cut_pass`, the NumPy and Python code of the
+#: pass: the same candidates, gains summed in the same order, the same order of the moves,
+#: so the same moves and answers), polling between the same chunks of :data:`CUT_CHUNK`
+#: entries (``interrupt.check``, called back). ``cut_refine`` was 7 % of the untimed
+#: mapper's CPU on the 30 of ``bench/taskmap/vs_peers.py`` (issue 40, h63cpu). False: the
+#: NumPy pass.
+CUT_KERNEL = True
+
 
 def _cut_gains(m: np.ndarray, ct: np.ndarray, cb: np.ndarray, ip: np.ndarray, ix: np.ndarray,
                iw: np.ndarray, cost: np.ndarray) -> np.ndarray:  # fmt: skip
@@ -203,6 +265,16 @@ def cut_refine(
     for _ in range(passes):
         interrupt.check()
         m = state.m
+        if CUT_KERNEL:  # the same pass and polls, compiled (m changed in place)
+            applied, nload = _multilevel.cut_pass(lv.kern, m, state.nload, lv.vw, cost, ub,
+                                                  CUT_CHUNK, interrupt.check)  # fmt: skip
+            if applied < 0:
+                break
+            state.nload = nload
+            moved += applied
+            if applied == 0:
+                break
+            continue
         cross = m[rows] != m[ix]
         if not cross.any():
             break
@@ -250,6 +322,9 @@ def _bottleneck_tasks(state: RefineState, kind: str, idx: int, n_cand: int,
     weight, most volume across first; a link's tasks that send across it, most volume
     first (``pair_mark``: a zeroed scratch mask of processor pairs, left zeroed)."""
     topo, lv, m, p = state.topo, state.level, state.m, state.topo.P
+    if TASKS_KERNEL:  # the same tasks in the same order, compiled
+        return _multilevel.bottleneck_tasks(lv.kern, m, lv.vw, topo.lptr, topo.lpairs,
+                                            pair_mark, kind == "link", idx, n_cand)  # fmt: skip
     if kind == "node":
         tasks = np.flatnonzero(m == idx)
         tasks = tasks[lv.vw[tasks] > 0]
@@ -281,6 +356,8 @@ def _destinations(state: RefineState, tasks: np.ndarray, light: list) -> tuple:
     task's in the order of a set built from those, in that order: the order ties are
     broken in)."""
     lv, m, p = state.level, state.m, state.topo.P
+    if DEST_KERNEL:  # the same pairs in the same order, compiled
+        return _multilevel.destinations(lv.kern, m, tasks, np.asarray(light, dtype=np.int64), p)
     ip = lv.ip
     starts, ends = ip[tasks], ip[tasks + 1]
     ent, _ = expand(starts, ends - starts)
@@ -365,6 +442,20 @@ def refine(state: RefineState, max_moves: int, n_cand: int = 24, n_light: int = 
         if not rt_a.shape[0]:
             break
         limit = big * (1 - 1e-12)  # a move is taken only when its score is below this
+        if PICK_KERNEL:  # the processors' parts, the moves kept and best_move, compiled
+            best, top = _multilevel.pick_move(lv.kern, topo.routes, m, state.nload, state.lload,
+                                              topo.cap, topo.bw, lv.vw, rt_a, rb_a,
+                                              idx if kind == "link" else -1, idx, limit,
+                                              TINY)  # fmt: skip
+            if best < 0 or not top < limit:
+                break
+            state.move(int(rt_a[best]), int(rb_a[best]))
+            moves += 1
+            stall += 1
+            if stall >= 256:  # keep the incremental loads exact
+                state.refresh()
+                stall = 0
+            continue
         w = lv.vw[rt_a]
         a_of = m[rt_a]
         # the processors' part of the score first: moves it already rules out are not scored
@@ -380,6 +471,20 @@ def refine(state: RefineState, max_moves: int, n_cand: int = 24, n_light: int = 
         sel = np.flatnonzero(live)
         if sel.shape[0] == 0:
             break
+        if BEST_MOVE_KERNEL:  # NumPy's argmin of the scores below, the hopeless unscored
+            pick, top = _multilevel.best_move(lv.kern, topo.routes, m, state.lload, topo.bw,
+                                              rt_a[sel], rb_a[sel], node_part[sel],
+                                              idx if kind == "link" else -1, TINY)  # fmt: skip
+            if not top < limit:
+                break
+            best = int(sel[pick])
+            state.move(int(rt_a[best]), int(rb_a[best]))
+            moves += 1
+            stall += 1
+            if stall >= 256:  # keep the incremental loads exact
+                state.refresh()
+                stall = 0
+            continue
         up, dv = _multilevel.score_moves(
             lv.kern,
             topo.routes,

@@ -33,11 +33,22 @@ _SWAP_WINDOW = 32
 _POLL = 16
 
 
+#: Issue 40 (h63cpu; same values, same order, same answers; False: NumPy): the swap table,
+#: cross gains and the ejection and swap screens (4, 3, 4, 4 % of the untimed CPU on the 30)
+#: compiled (twins: :mod:`coalloc.taskmap._reference.refine`); ``m`` sorted by radix (uint16).
+TABLE_KERNEL = True
+EJECT_KERNEL = True
+CROSS_KERNEL = True
+RADIX_ORDER = True
+
+
 def _cross_gains(state: RefineState, positive: bool = True) -> tuple:
     """The moves of boundary tasks to a neighbour's processor and their gains in route
     cost: ``(tasks, processors, gains)``, most gain first, positive gains only (all of
     them with ``positive=False``)."""
     topo, lv, m, p = state.topo, state.level, state.m, state.topo.P
+    if CROSS_KERNEL:  # the same moves, gains and order, compiled
+        return _multilevel.cross_gains(lv.kern, m, topo.cost, positive, TINY)
     rows, ix, iw, ip = state.rows, lv.ix, lv.iw, lv.ip
     cross = m[rows] != m[ix]
     if not cross.any():
@@ -378,10 +389,13 @@ def _swap_table(work: _SumWork, ct: np.ndarray, cb: np.ndarray, ks: list) -> tup
     p = topo.P
     kk = np.asarray(ks, dtype=np.int64)
     t = ct[kk]
+    if TABLE_KERNEL:  # the same table, compiled
+        return _multilevel.swap_table(lv.kern, m, topo.cost, t, cb[kk])
     key = cb[kk] * p + m[t]
     pairs, pair_of = np.unique(key, return_inverse=True)
     pb, pa = pairs // p, pairs % p
-    order = np.argsort(m, kind="stable")
+    small = RADIX_ORDER and p < 2**16  # (the same stable order, by NumPy's radix sort)
+    order = np.argsort(m.astype(np.uint16) if small else m, kind="stable")
     count = np.bincount(m, minlength=p)
     lens = count[pb]
     idx, owner = expand((np.cumsum(count) - count)[pb], lens)
@@ -412,6 +426,9 @@ def _swap_screen(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarra
     pair_of, offsets, tasks, gains, _ = table
     kk = np.asarray(ks, dtype=np.int64)
     t, b = ct[kk], cb[kk]
+    if EJECT_KERNEL:  # (the screens' knob) the same verdicts, each scan stopped at its own
+        return _multilevel.swap_screen(lv.kern, m, vw, nload, topo.cap, topo.cost, work.touched, t,
+                                       b, gain[kk], pair_of, offsets, tasks, gains, limit, TINY)
     a = m[t]
     starts = offsets[pair_of]
     idx, own = expand(starts, offsets[pair_of + 1] - starts)  # (move, partner) pairs
@@ -516,6 +533,10 @@ def _eject_screen(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarr
     topo, vw, nload = state.topo, state.level.vw, state.nload
     et, ec, eg = moves
     kk = np.asarray(ks, dtype=np.int64)
+    if EJECT_KERNEL:  # the same verdicts, each move's scan stopped at its verdict
+        return _multilevel.eject_screen(state.m, vw, nload, topo.cap, work.touched,
+                                        np.asarray(work.near, dtype=bool), ct[kk], cb[kk],
+                                        gain[kk], et, ec, eg, limit, _SWAP_TRIES)  # fmt: skip
     t, b = ct[kk], cb[kk]
     a, g_t = state.m[t], gain[kk]
     room = nload[b] + vw[t] - limit * topo.cap[b]

@@ -174,6 +174,16 @@ def swapped(topo: Topology, fine: TaskLevel, best: tuple, run: dict) -> tuple:
 #: True (the default): :func:`~coalloc.taskmap.sumrefine.sum_refine` first runs
 #: :func:`link_swap_refine` when a link is the bottleneck (h56sum); False: it does not.
 LINK_SWAPS = True
+#: :func:`_next_move` picks its move by the compiled ``_multilevel.link_pick`` (twin:
+#: :func:`coalloc.taskmap._reference.refine.link_pick`, ``score_moves`` and the NumPy code
+#: it replaces): the candidates in the order of the pick (a destination with room, then the
+#: least load added to ``j``, then the first), the changes of ``j``'s load summed alone in
+#: ``score_moves``' order, and the first whose other links stay below the maximum taken;
+#: only those before it are scored on every link. ``score_moves`` of up to 64 x (P - 1)
+#: candidates here was 6 % of the untimed mapper's CPU on the 30 of
+#: ``bench/taskmap/vs_peers.py`` (issue 40, h63cpu). The same move, so the same answers.
+#: False: every candidate scored.
+PICK_KERNEL = True
 #: Moves of one sequence of :func:`link_swap_refine`, at most.
 _LINK_SEQ = 32
 #: Tasks sending across the link scored per move of a sequence (most volume across first).
@@ -218,6 +228,11 @@ def _next_move(state: RefineState, j: int, top: float, locked: np.ndarray,
         return None
     masked = state.lload.copy()
     masked[_at_max(state, top)] = -1e30  # their rises: judged at the sequence's end
+    if PICK_KERNEL:  # the same pick, most candidates scored on link j alone
+        over = (state.nload[rb] + lv.vw[rt]) / topo.cap[rb] >= top * (1 - _TOL)
+        k = _multilevel.link_pick(lv.kern, topo.routes, m, masked, topo.bw, rt, rb, j, TINY,
+                                  over, top * (1 - _TOL), topo.lptr, topo.lpairs)  # fmt: skip
+        return None if k < 0 else (int(rt[k]), int(rb[k]))
     up, dv = _multilevel.score_moves(lv.kern, topo.routes, m, masked, topo.bw, rt, rb, j, TINY)
     over = (state.nload[rb] + lv.vw[rt]) / topo.cap[rb] >= top * (1 - _TOL)
     # a destination with room first (else a chain: it is owed next), then the least load
