@@ -16,6 +16,7 @@ import numpy as np
 
 from .._shared import interrupt
 from . import _multilevel
+from ._reference import refine as _twin  # the kernels' twins: the code with the knobs off
 from .hierarchy import Topology
 from .levels import TaskLevel, expand
 
@@ -121,15 +122,8 @@ class RefineState:
         topo, lv, m = self.topo, self.level, self.m
         if LOADS_KERNEL:  # the same sums in the same order, compiled
             self.nload, self.lload = _multilevel.loads(lv.kern, topo.routes, m, lv.vw)
-            return
-        self.nload = np.bincount(m, weights=lv.vw, minlength=topo.P).astype(np.float64)
-        s, u = self.rows, lv.ix
-        keep = (s < u) & (m[s] != m[u])
-        pair = m[s[keep]] * topo.P + m[u[keep]]
-        ent, own = expand(topo.rptr[pair], np.diff(topo.rptr)[pair])
-        self.lload = np.bincount(
-            topo.rlink[ent], weights=lv.iw[keep][own], minlength=topo.E
-        ).astype(np.float64)
+        else:  # the twin: the NumPy code before (the topology serves as its routes)
+            self.nload, self.lload = _twin.loads(lv, topo, m, lv.vw)
 
     def occ(self) -> tuple:
         """``(node occupancy (P,), link occupancy (E,))``."""
@@ -321,33 +315,12 @@ def _bottleneck_tasks(state: RefineState, kind: str, idx: int, n_cand: int,
     ``kind`` is "node", else a link), at most ``n_cand``: a processor's tasks of positive
     weight, most volume across first; a link's tasks that send across it, most volume
     first (``pair_mark``: a zeroed scratch mask of processor pairs, left zeroed)."""
-    topo, lv, m, p = state.topo, state.level, state.m, state.topo.P
+    topo, lv, m = state.topo, state.level, state.m
     if TASKS_KERNEL:  # the same tasks in the same order, compiled
         return _multilevel.bottleneck_tasks(lv.kern, m, lv.vw, topo.lptr, topo.lpairs,
                                             pair_mark, kind == "link", idx, n_cand)  # fmt: skip
-    if kind == "node":
-        tasks = np.flatnonzero(m == idx)
-        tasks = tasks[lv.vw[tasks] > 0]
-        if tasks.shape[0] > n_cand:
-            deg_ext = np.zeros(lv.n)
-            ext = (m[state.rows] == idx) & (m[lv.ix] != idx)
-            np.add.at(deg_ext, state.rows[ext], lv.iw[ext])
-            score = deg_ext[tasks] - 1e-9 * lv.vw[tasks]
-            tasks = tasks[np.argsort(-score, kind="stable")[:n_cand]]
-        return tasks
-    pairs = topo.lpairs[topo.lptr[idx] : topo.lptr[idx + 1]]
-    pair_mark[pairs] = True
-    pr = m[state.rows] * p + m[lv.ix]
-    cross = pair_mark[pr]
-    pair_mark[pairs] = False
-    s = state.rows[cross]
-    if s.shape[0] == 0:
-        return s
-    vol = np.bincount(s, weights=lv.iw[cross], minlength=lv.n)
-    tasks = np.flatnonzero(vol)
-    if tasks.shape[0] > n_cand:
-        tasks = tasks[np.argsort(-vol[tasks], kind="stable")[:n_cand]]
-    return tasks
+    return _twin.bottleneck_tasks(lv, m, lv.vw, topo.lptr, topo.lpairs, pair_mark,
+                                  kind == "link", idx, n_cand)  # fmt: skip
 
 
 def _destinations(state: RefineState, tasks: np.ndarray, light: list) -> tuple:
@@ -358,26 +331,7 @@ def _destinations(state: RefineState, tasks: np.ndarray, light: list) -> tuple:
     lv, m, p = state.level, state.m, state.topo.P
     if DEST_KERNEL:  # the same pairs in the same order, compiled
         return _multilevel.destinations(lv.kern, m, tasks, np.asarray(light, dtype=np.int64), p)
-    ip = lv.ip
-    starts, ends = ip[tasks], ip[tasks + 1]
-    ent, _ = expand(starts, ends - starts)
-    nb = m[lv.ix[ent]].tolist()  # the neighbours' processors, task after task
-    bounds = np.cumsum(ends - starts).tolist()
-    rt: list = []
-    rb: list = []
-    lo = 0
-    for t, a, hi in zip(tasks.tolist(), m[tasks].tolist(), bounds):
-        dest = set(nb[lo:hi])
-        lo = hi
-        dest.update(light)
-        if a > 0:
-            dest.add(a - 1)
-        if a < p - 1:
-            dest.add(a + 1)
-        dest.discard(a)
-        rt.extend([t] * len(dest))
-        rb.extend(dest)
-    return np.asarray(rt, dtype=np.int64), np.asarray(rb, dtype=np.int64)
+    return _twin.destinations(lv, m, tasks, np.asarray(light, dtype=np.int64), p)
 
 
 def refine(state: RefineState, max_moves: int, n_cand: int = 24, n_light: int = 8) -> int:
