@@ -196,30 +196,6 @@ CUT_CHUNK = 1 << 16
 CUT_KERNEL = True
 
 
-def _cut_gains(m: np.ndarray, ct: np.ndarray, cb: np.ndarray, ip: np.ndarray, ix: np.ndarray,
-               iw: np.ndarray, cost: np.ndarray) -> np.ndarray:  # fmt: skip
-    """The route-cost gain of moving task ``ct[i]`` to position ``cb[i]`` for every ``i``
-    (:func:`cut_refine`), in chunks of :data:`CUT_CHUNK` entries, the deadline polled
-    before each (one chunk with :data:`CUT_CHUNK` 0)."""
-    lens = ip[ct + 1] - ip[ct]
-    if CUT_CHUNK <= 0 or int(lens.sum()) <= CUT_CHUNK:
-        bounds = [0, ct.shape[0]]
-    else:  # chunk edges on candidates: about CUT_CHUNK entries each (at least one candidate)
-        ends = np.cumsum(lens)
-        cuts = np.searchsorted(ends, np.arange(CUT_CHUNK, int(ends[-1]), CUT_CHUNK), "right")
-        bounds = sorted({0, ct.shape[0], *cuts.tolist()})
-    parts = []
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
-        interrupt.check()
-        c, d = ct[lo:hi], cb[lo:hi]
-        ent, own = expand(ip[c], lens[lo:hi])
-        q = m[ix[ent]]
-        a = m[c][own]
-        parts.append(np.bincount(own, weights=iw[ent] * (cost[a, q] - cost[d[own], q]),
-                                 minlength=hi - lo))  # fmt: skip
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-
 def cut_refine(
     state: RefineState, used: np.ndarray, share: np.ndarray, slack: float = 0.03, passes: int = 8
 ) -> int:
@@ -255,53 +231,16 @@ def cut_refine(
     ub = np.zeros(p)
     ub[used] = (1 + slack) * total * share[used] / share[used].sum()
     moved = 0
-    rows, ix, iw, ip = state.rows, lv.ix, lv.iw, lv.ip
     for _ in range(passes):
         interrupt.check()
         m = state.m
-        if CUT_KERNEL:  # the same pass and polls, compiled (m changed in place)
-            applied, nload = _multilevel.cut_pass(lv.kern, m, state.nload, lv.vw, cost, ub,
-                                                  CUT_CHUNK, interrupt.check)  # fmt: skip
-            if applied < 0:
-                break
-            state.nload = nload
-            moved += applied
-            if applied == 0:
-                break
-            continue
-        cross = m[rows] != m[ix]
-        if not cross.any():
+        # one pass, m changed in place: compiled, or its twin (the NumPy code before)
+        cut_pass = _multilevel.cut_pass if CUT_KERNEL else _twin.cut_pass
+        applied, nload = cut_pass(lv.kern if CUT_KERNEL else lv, m, state.nload, lv.vw, cost,
+                                  ub, CUT_CHUNK, interrupt.check)  # fmt: skip
+        if applied < 0:
             break
-        # candidate (task, destination) pairs: a neighbour's processor
-        cand = np.unique(rows[cross] * p + m[ix[cross]])
-        ct, cb = cand // p, cand % p
-        gain = _cut_gains(m, ct, cb, ip, ix, iw, cost)
-        good = gain > 1e-12 * (1 + np.abs(gain).max())
-        if not good.any():
-            break
-        interrupt.check()  # (the gains of a dense coarsest level: 10-50 ms of CPU a pass)
-        order = np.flatnonzero(good)[np.argsort(-gain[good], kind="stable")]
-        near = [False] * lv.n  # moved in this pass, or next to a task moved (symmetric)
-        applied = 0
-        limit = np.maximum(ub, state.nload).tolist()
-        # Python floats and lists in the loop (the same IEEE operations as on NumPy scalars)
-        ctl, cbl, nload, mt = ct.tolist(), cb.tolist(), state.nload.tolist(), state.m
-        vw = lv.vw.tolist()
-        for k in order.tolist():
-            t, b = ctl[k], cbl[k]
-            if near[t]:  # t or a neighbour moved
-                continue
-            w = vw[t]
-            if nload[b] + w > limit[b] + 1e-12:
-                continue
-            nload[int(mt[t])] -= w
-            nload[b] += w
-            mt[t] = b
-            near[t] = True
-            for u in ix[ip[t] : ip[t + 1]].tolist():
-                near[u] = True
-            applied += 1
-        state.nload = np.asarray(nload, dtype=np.float64)
+        state.nload = nload
         moved += applied
         if applied == 0:
             break
