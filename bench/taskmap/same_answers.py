@@ -51,6 +51,8 @@ KNOBS = (
     ("refinement", "PICK_KERNEL"),
     ("sumrefine", "TABLE_KERNEL"),
     ("sumrefine", "EJECT_KERNEL"),
+    ("engine", "FILL_KERNEL"),
+    ("sumrefine", "MOVES_KERNEL"),
 )
 
 

@@ -1770,4 +1770,141 @@ PYBIND11_MODULE(_multilevel, mod) {
         "sumrefine._swap_screen for the moves t[i] -> b[i] (gains g_t) with swap_table's "
         "(pair_of, offsets, tasks, gains): whether a task u of b not touched fits the swap's "
         "compute and gains more than tiny (1 + |g_t|) swapped with t.");
+
+    mod.def(
+        "sum_moves",
+        [](const LevelView& G, const PairRoutesView& R, py::array m, py::array lload,
+           py::array nload, Arr<double> bw, Arr<double> cap, Arr<double> vw, Arr<i64> ct,
+           Arr<i64> cb, Arr<bool> okl, py::array near, py::array touched, py::array done,
+           i64 max_work, double limit, double tiny, i64 every, py::object poll) {
+            // updated in place: exactly these dtypes, contiguous, writeable, never a copy
+            auto own = [](const py::array& a, const py::dtype& dt, const char* kind, i64 len,
+                          const char* name) {
+                need(a.dtype().is(dt) && a.ndim() == 1 && a.writeable() &&
+                         (a.flags() & py::array::c_style) && a.shape(0) == len,
+                     std::string(name) + " must be a writeable contiguous 1-D " + kind +
+                         " array of length " + std::to_string(len));
+            };
+            const i64 n = G.n, P = R.P, E = R.E;
+            own(m, py::dtype::of<i64>(), "int64", n, "m");
+            own(lload, py::dtype::of<double>(), "float64", E, "lload");
+            own(nload, py::dtype::of<double>(), "float64", P, "nload");
+            own(near, py::dtype::of<bool>(), "bool", n, "near");
+            own(touched, py::dtype::of<bool>(), "bool", n, "touched");
+            own(done, py::dtype::of<i64>(), "int64", 1, "done");
+            need_length(bw, E, "bw", "n_links");
+            need_length(cap, P, "cap", "P");
+            need_length(vw, n, "vw", "n");
+            need(ct.ndim() == 1, "ct must be 1-D, got shape " + shape_of(ct));
+            const i64 k = ct.shape(0);
+            need_length(cb, k, "cb", "len(ct)");
+            need_length(okl, k, "okl", "len(ct)");
+            need(every >= 1, "every must be >= 1");
+            i64* pm = static_cast<i64*>(m.mutable_data());
+            double* pl = static_cast<double*>(lload.mutable_data());
+            double* pn = static_cast<double*>(nload.mutable_data());
+            bool* pnear = static_cast<bool*>(near.mutable_data());
+            bool* ptouch = static_cast<bool*>(touched.mutable_data());
+            i64* pdone = static_cast<i64*>(done.mutable_data());
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const i64* prp = R.rptr.data();
+            const i64* prl = R.rlink.data();
+            const i64* pct = ct.data();
+            const i64* pcb = cb.data();
+            const bool* pok = okl.data();
+            const double* pbw = bw.data();
+            const double* pcap = cap.data();
+            const double* pvw = vw.data();
+            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            for (i64 i = 0; i < k; ++i) {
+                need(pct[i] >= 0 && pct[i] < n, "ct must hold tasks in [0, n)");
+                need(pcb[i] >= 0 && pcb[i] < P, "cb must hold processors in [0, P)");
+            }
+            std::vector<i64> left;
+            i64 applied = 0;
+            std::vector<double> acc(static_cast<std::size_t>(E), 0.0);
+            std::vector<char> seen(static_cast<std::size_t>(E), 0);
+            std::vector<i64> used;
+            const double ninf = -std::numeric_limits<double>::infinity();
+            i64 i = 0;
+            bool stop = false;
+            while (i < k && !stop) {
+                // the Python loop's order: the tries' count first, then the poll at k % every
+                if (pdone[0] >= max_work) break;
+                if (!poll.is_none()) poll();
+                py::gil_scoped_release release;
+                const i64 end = std::min(k, (i / every + 1) * every);
+                for (; i < end; ++i) {
+                    if (i % every != 0 && pdone[0] >= max_work) {
+                        stop = true;
+                        break;
+                    }
+                    const i64 t = pct[i], b = pcb[i];
+                    if (pnear[t]) continue;
+                    if (!pok[i]) {
+                        left.push_back(i);
+                        continue;
+                    }
+                    ++pdone[0];
+                    if (pn[b] + pvw[t] > limit * pcap[b]) continue;
+                    // score_moves for (t, b) alone: the largest occupancy of a link whose
+                    // load rises, the deltas summed in the same order
+                    const i64 a = pm[t];
+                    for (int pass = 0; pass < 2; ++pass) {
+                        const i64 from = pass == 0 ? b : a;
+                        for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+                            const double w = pass == 0 ? pw[q] : -pw[q];
+                            const i64 pair = from * P + pm[pix[q]];
+                            for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) {
+                                const i64 e = prl[j];
+                                acc[e] += w;
+                                if (!seen[e]) seen[e] = 1, used.push_back(e);
+                            }
+                        }
+                    }
+                    double up = ninf;
+                    for (i64 e : used) {
+                        const double d = acc[e];
+                        if (d > tiny * (1 + pl[e])) {
+                            const double v = (pl[e] + d) / pbw[e];
+                            if (v > up) up = v;
+                        }
+                    }
+                    for (i64 e : used) acc[e] = 0.0, seen[e] = 0;
+                    used.clear();
+                    if (!(up <= limit)) continue;
+                    // RefineState.move (apply_move's additions in its order)
+                    for (int pass = 0; pass < 2; ++pass) {
+                        const i64 from = pass == 0 ? b : a;
+                        for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+                            const double v = pass == 0 ? pw[q] : -pw[q];
+                            const i64 pair = from * P + pm[pix[q]];
+                            for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) pl[prl[j]] += v;
+                        }
+                    }
+                    const double wt = pvw[t];
+                    pn[a] -= wt;
+                    pn[b] += wt;
+                    pm[t] = b;
+                    ptouch[t] = true;  // _SumWork.touch
+                    pnear[t] = true;
+                    for (i64 q = pip[t]; q < pip[t + 1]; ++q) pnear[pix[q]] = true;
+                    ++applied;
+                }
+            }
+            return py::make_tuple(applied, coalloc::bind::to_array(left));
+        },
+        py::arg("level"), py::arg("routes"), py::arg("m").noconvert(),
+        py::arg("lload").noconvert(), py::arg("nload").noconvert(), py::arg("bw"),
+        py::arg("cap"), py::arg("vw"), py::arg("ct"), py::arg("cb"), py::arg("okl"),
+        py::arg("near").noconvert(), py::arg("touched").noconvert(),
+        py::arg("done").noconvert(), py::arg("max_work"), py::arg("limit"), py::arg("tiny"),
+        py::arg("every"), py::arg("poll"),
+        "sumrefine._sum_moves' loop: the moves ct[i] -> cb[i] in order, each one whose task "
+        "is not near a move made, passes the links' screen okl[i], fits b's compute and "
+        "raises no link above `limit` made (m, the loads, near and touched updated; done[0] "
+        "counts the tries, none once it reaches max_work); `poll` (a callable or None) at "
+        "every `every`-th move. Returns (moves made, the indices that okl blocks).");
 }

@@ -16,6 +16,7 @@ from .._shared import interrupt
 from . import _multilevel, blockswap, sumcycle, swaprefine
 from .levels import expand
 from .refinement import TINY, RefineState
+from .sumwork import SumWork as _SumWork
 
 __all__ = ["final_cycles", "held_sum", "sum_refine"]
 
@@ -40,6 +41,10 @@ TABLE_KERNEL = True
 EJECT_KERNEL = True
 CROSS_KERNEL = True
 RADIX_ORDER = True
+#: Issue 40 (h64cpu; the same moves in the same order, so the same answers; False: the
+#: Python loop): :func:`_sum_moves`' loop over the moves compiled (``_multilevel.sum_moves``,
+#: twin :func:`coalloc.taskmap._reference.summoves.sum_moves`).
+MOVES_KERNEL = True
 
 
 def _cross_gains(state: RefineState, positive: bool = True) -> tuple:
@@ -281,41 +286,6 @@ def _phases(work: _SumWork, passes: int) -> int:
     return moved
 
 
-class _SumWork:
-    """What the phases of :func:`sum_refine` share: the mapping, the cap on every
-    occupancy (``limit``), the count of tries made (``done``) and allowed (``max_work``),
-    and, within a pass, the tasks moved (``touched``) and those moved or next to a move
-    (``near``, a list: one look-up a task)."""
-
-    def __init__(self, state: RefineState, limit: float, max_work: int):
-        self.state, self.limit, self.max_work = state, limit, max_work
-        self.done = 0
-        self.new_pass()
-
-    def new_pass(self) -> None:
-        """No task moved yet."""
-        self.touched = np.zeros(self.state.level.n, dtype=bool)
-        self.near = [False] * self.state.level.n
-
-    def touch(self, *ts: int) -> None:
-        """Mark the tasks ``ts`` moved, and them and their neighbours near a move (the
-        level's graph is symmetric: ``u`` is next to ``t`` when ``t`` is next to ``u``)."""
-        lv = self.state.level
-        for t in ts:
-            self.touched[t] = True
-            self.near[t] = True
-            for u in lv.ix[lv.ip[t] : lv.ip[t + 1]].tolist():
-                self.near[u] = True
-
-    def spent(self) -> bool:
-        """Whether the tries allowed are all made."""
-        return self.done >= self.max_work
-
-    def blocked(self, t: int) -> bool:
-        """Whether ``t`` or one of its neighbours moved in this pass."""
-        return self.near[t]
-
-
 def _sum_pass(work: _SumWork, eject: bool):
     """One pass of :func:`sum_refine` over the boundary: the single moves of most gain,
     then swaps, then (``eject``) ejections for the moves blocked; the moves made (a swap or
@@ -350,6 +320,17 @@ def _sum_moves(work: _SumWork, ct: np.ndarray, cb: np.ndarray) -> tuple:
         up, _ = _multilevel.score_moves(lv.kern, topo.routes, state.m, state.lload, topo.bw,
                                         ct[sel], cb[sel], -1, TINY)  # fmt: skip
         okl[sel] = up <= limit
+    if MOVES_KERNEL:  # the same loop, compiled
+        done = np.array([work.done], dtype=np.int64)
+        try:
+            applied, left_ = _multilevel.sum_moves(
+                lv.kern, topo.routes, state.m, state.lload, state.nload, topo.bw, topo.cap, vw,
+                ct, cb, okl, np.frombuffer(work.near, dtype=bool), work.touched, done,
+                work.max_work, limit, TINY, _POLL, interrupt.check,
+            )  # fmt: skip
+        finally:
+            work.done = int(done[0])
+        return applied, left_.tolist()
     left: list = []
     applied = 0
     for k in range(ct.shape[0]):

@@ -1,0 +1,106 @@
+"""Pure Python/NumPy twin of ``coalloc.taskmap._multilevel.sum_moves``
+(src/_core/taskmap/_multilevel.cpp, issue 40 h64cpu): the loop of
+``coalloc.taskmap.sumrefine._sum_moves`` as it was before the kernel, with the kernel's
+signature and checks; the parity tests in ``tests/taskmap/kernels/test_sum_moves_kernel.py``
+require identical results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .multilevel import _need, apply_move, score_moves
+
+__all__ = ["sum_moves"]
+
+
+def _own(a, kind, n: int, name: str) -> None:
+    _need(
+        isinstance(a, np.ndarray) and a.dtype == kind and a.ndim == 1 and a.flags.c_contiguous
+        and a.flags.writeable and a.shape[0] == n,
+        f"{name} must be a writeable contiguous 1-D {np.dtype(kind).name} array of length {n}",
+    )  # fmt: skip
+
+
+def sum_moves(level, routes, m, lload, nload, bw, cap, vw, ct, cb, okl, near, touched, done,
+              max_work: int, limit: float, tiny: float, every: int, poll) -> tuple:  # fmt: skip
+    """The single moves of a pass of the sum step, in order: a move ``ct[i] -> cb[i]`` is
+    passed over when its task is ``near`` a move made, listed as blocked when ``okl[i]``
+    is False, and otherwise counted as a try (``done[0]``; none once it reaches
+    ``max_work``) and made when it fits ``cb[i]``'s compute under ``limit x cap`` and
+    raises no link above ``limit`` (:func:`~.multilevel.score_moves`); a move made updates
+    ``m``, the loads (:func:`~.multilevel.apply_move`), ``touched`` and ``near`` (the task
+    and its neighbours). ``poll`` (a callable or None) before every ``every``-th move.
+
+    Parameters
+    ----------
+    level, routes
+        The graph (``Level``) and the routes between processors (``PairRoutes``).
+    m, lload, nload : ndarray
+        The mapping (int64), the links' and processors' loads (float64), updated.
+    bw, cap, vw : ndarray of float64
+        The links' bandwidths, the processors' capacities, the tasks' weights.
+    ct, cb : ndarray of int64
+        The moves (task, processor), in the order they are tried.
+    okl : ndarray of bool
+        The links' screen of each move.
+    near, touched, done : ndarray
+        Bool arrays per task and the tries' count (int64, one entry), updated.
+    max_work : int
+        The tries allowed.
+    limit, tiny : float
+        The cap on every occupancy; the tolerance of a rising link load.
+    every : int
+        The moves between two polls.
+    poll : callable or None
+        Called (no argument) before the moves 0, every, 2 every, ...
+
+    Returns
+    -------
+    tuple
+        ``(moves made, indices of the moves okl blocks as int64)``.
+    """
+    n, p, e = level.n, routes.P, routes.E
+    _own(m, np.int64, n, "m")
+    _own(lload, np.float64, e, "lload")
+    _own(nload, np.float64, p, "nload")
+    _own(near, np.bool_, n, "near")
+    _own(touched, np.bool_, n, "touched")
+    _own(done, np.int64, 1, "done")
+    bw, cap, vw = (np.ascontiguousarray(x, dtype=np.float64) for x in (bw, cap, vw))
+    ct, cb = np.ascontiguousarray(ct, dtype=np.int64), np.ascontiguousarray(cb, dtype=np.int64)
+    okl = np.ascontiguousarray(okl, dtype=bool)
+    _need(bw.shape == (e,), "bw must have length n_links")
+    _need(cap.shape == (p,), "cap must have length P")
+    _need(vw.shape == (n,), "vw must have length n")
+    _need(ct.ndim == 1, "ct must be 1-D")
+    _need(cb.shape == ct.shape and okl.shape == ct.shape, "cb and okl must have len(ct)")
+    _need(int(every) >= 1, "every must be >= 1")
+    _need(bool(np.all((m >= 0) & (m < p))), "m must hold processors in [0, P)")
+    _need(bool(np.all((ct >= 0) & (ct < n))), "ct must hold tasks in [0, n)")
+    _need(bool(np.all((cb >= 0) & (cb < p))), "cb must hold processors in [0, P)")
+    left: list = []
+    applied = 0
+    for k in range(ct.shape[0]):
+        if done[0] >= max_work:
+            break
+        if k % every == 0 and poll is not None:
+            poll()
+        t, b = int(ct[k]), int(cb[k])
+        if near[t]:
+            continue
+        if not okl[k]:
+            left.append(k)
+            continue
+        done[0] += 1
+        if nload[b] + vw[t] > limit * cap[b]:
+            continue
+        up, _ = score_moves(level, routes, m, lload, bw, np.array([t]), np.array([b]), -1, tiny)
+        if not up[0] <= limit:
+            continue
+        apply_move(level, routes, m, lload, nload, float(vw[t]), t, b)
+        touched[t] = True
+        near[t] = True
+        near[level.ix[level.ip[t] : level.ip[t + 1]]] = True
+        applied += 1
+    return applied, np.array(left, dtype=np.int64)

@@ -1,0 +1,167 @@
+"""The compiled loop of the sum step's single moves (issue 40, h64cpu):
+``_multilevel.sum_moves`` against its twin bit for bit, against a from-scratch referee, and
+``sum_refine`` with the knob on and off."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coalloc.taskmap import _multilevel as K
+from coalloc.taskmap import levels, sumrefine
+from coalloc.taskmap._reference import multilevel as RM
+from coalloc.taskmap._reference import summoves as R
+from coalloc.taskmap.refinement import RefineState
+
+from .test_refine_kernels import _random_graph, _random_topology
+
+seeds = st.integers(0, 2**32 - 1)
+
+
+def _case(rng):
+    topo = _random_topology(rng)
+    n = int(rng.integers(1, 40))
+    ip, ix, iw = _random_graph(rng, n)
+    vw = rng.choice([0.5, 1.0, 2.0, 3.3], n)
+    m = rng.integers(0, topo.P, n).astype(np.int64)
+    nload, lload = K.loads(K.Level(ip, ix, iw), topo.routes, m, vw)
+    k = int(rng.integers(0, 50))
+    ct = rng.integers(0, n, k).astype(np.int64)
+    cb = rng.integers(0, topo.P, k).astype(np.int64)
+    okl = rng.random(k) < 0.8
+    near = rng.random(n) < 0.15
+    touched = near & (rng.random(n) < 0.5)
+    occ = max(float((nload / topo.cap).max()), float((lload / topo.bw).max()) if topo.E else 0.0)
+    limit = occ * float(rng.choice([0.8, 1.0, 1.2, 2.0]))
+    done = np.array([int(rng.integers(0, 5))], dtype=np.int64)
+    max_work = int(rng.integers(0, 60))
+    every = int(rng.integers(1, 20))
+    return topo, (ip, ix, iw), vw, m, nload, lload, ct, cb, okl, near, touched, done, max_work, \
+        limit, every  # fmt: skip
+
+
+def _run(mod, level, routes, topo, vw, m, nload, lload, ct, cb, okl, near, touched, done,
+         max_work, limit, every, poll=None):  # fmt: skip
+    s = [m.copy(), lload.copy(), nload.copy(), near.copy(), touched.copy(), done.copy()]
+    got = mod.sum_moves(level, routes, s[0], s[1], s[2], topo.bw, topo.cap, vw, ct, cb, okl,
+                        s[3], s[4], s[5], max_work, limit, 1e-12, every, poll)  # fmt: skip
+    return got, s
+
+
+@settings(max_examples=200, deadline=None)
+@given(seeds)
+def test_sum_moves_matches_its_twin_bit_for_bit(seed):
+    rng = np.random.default_rng(seed)
+    topo, csr, vw, m, nload, lload, ct, cb, okl, near, touched, done, mw, limit, every = _case(rng)
+    rr = RM.PairRoutes(topo.rptr, topo.rlink, topo.E)
+    (a1, l1), s1 = _run(K, K.Level(*csr), topo.routes, topo, vw, m, nload, lload, ct, cb, okl,
+                        near, touched, done, mw, limit, every)  # fmt: skip
+    (a2, l2), s2 = _run(R, RM.Level(*csr), rr, topo, vw, m, nload, lload, ct, cb, okl, near,
+                        touched, done, mw, limit, every)  # fmt: skip
+    assert a1 == a2 and l1.dtype == l2.dtype and np.array_equal(l1, l2)
+    for x, y in zip(s1, s2):
+        assert x.dtype == y.dtype and np.array_equal(x, y)  # the float loads bit for bit
+
+
+@settings(max_examples=150, deadline=None)
+@given(seeds)
+def test_sum_moves_by_a_from_scratch_referee(seed):
+    """The loads left are those of the mapping left; the tasks moved are touched, they and
+    their neighbours near; only moves the screen passed were made, each a try; nothing
+    above the cap where a load rose; the blocked list is the screened-out moves not near."""
+    rng = np.random.default_rng(seed)
+    topo, csr, vw, m, nload, lload, ct, cb, okl, near, touched, done, mw, limit, every = _case(rng)
+    ip, ix, iw = csr
+    (applied, left), (m2, l2, n2, near2, t2, d2) = _run(
+        K, K.Level(*csr), topo.routes, topo, vw, m, nload, lload, ct, cb, okl, near, touched,
+        done, mw, limit, every)  # fmt: skip
+    want_n, want_l = K.loads(K.Level(*csr), topo.routes, m2, vw)
+    assert np.allclose(n2, want_n, atol=1e-9) and np.allclose(l2, want_l, atol=1e-9)
+    moved = np.flatnonzero(m2 != m)
+    assert applied >= moved.shape[0] and np.all(t2[moved]) and not np.any(t2 & ~touched & ~near2)
+    new = np.flatnonzero(t2 & ~touched)
+    assert applied == new.shape[0]
+    want_near = near.copy()
+    for t in new:
+        want_near[t] = True
+        want_near[ix[ip[t] : ip[t + 1]]] = True
+    assert np.array_equal(near2, want_near)
+    assert d2[0] - done[0] <= int(okl.sum()) and d2[0] - done[0] >= applied
+    assert d2[0] <= max(mw, done[0])
+    for t in new:  # each made move had a passing screen somewhere in the list
+        assert np.any((ct == t) & (cb == m2[t]) & okl)
+    rose = l2 > lload + 1e-9 * (1 + lload)
+    assert np.all(l2[rose] / topo.bw[rose] <= limit * (1 + 1e-9))
+    assert set(left.tolist()) <= set(np.flatnonzero(~okl).tolist())
+    assert all(not near[ct[i]] for i in left.tolist())
+
+
+def test_a_poll_that_raises_leaves_the_tries_counted():
+    rng = np.random.default_rng(1)
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        topo, csr, vw, m, nload, lload, ct, cb, okl, near, touched, done, _, limit, _ = _case(rng)
+        if ct.shape[0] < 3:
+            continue
+        rr = RM.PairRoutes(topo.rptr, topo.rlink, topo.E)
+        out = []
+        for mod, level, routes in ((K, K.Level(*csr), topo.routes), (R, RM.Level(*csr), rr)):
+            calls = []
+
+            def poll(calls=calls):
+                calls.append(1)
+                if len(calls) == 3:
+                    raise KeyboardInterrupt
+
+            s = [m.copy(), lload.copy(), nload.copy(), near.copy(), touched.copy(), done.copy()]
+            with pytest.raises(KeyboardInterrupt):
+                mod.sum_moves(level, routes, *s[:3], topo.bw, topo.cap, vw, ct, cb, okl, *s[3:],
+                              10**6, limit, 1e-12, 1, poll)  # fmt: skip
+            out.append(s)
+        assert all(np.array_equal(x, y) for x, y in zip(*out))
+
+
+def test_sum_moves_refuses_bad_arguments_like_its_twin():
+    rng = np.random.default_rng(0)
+    topo, csr, vw, m, nload, lload, ct, cb, okl, near, touched, done, mw, limit, every = _case(rng)
+    rr = RM.PairRoutes(topo.rptr, topo.rlink, topo.E)
+    for mod, level, routes in ((K, K.Level(*csr), topo.routes), (R, RM.Level(*csr), rr)):
+        for bad in ("near", "done", "cb"):
+            args = dict(near=near.copy(), done=done.copy(), cb=cb.copy())
+            if bad == "near":
+                args["near"] = near.astype(np.uint8)
+            elif bad == "done":
+                args["done"] = np.zeros(2, dtype=np.int64)
+            else:
+                args["cb"] = np.full(max(cb.shape[0], 1), topo.P, dtype=np.int64)
+                ct2 = np.zeros(args["cb"].shape[0], dtype=np.int64)
+            with pytest.raises((ValueError, TypeError)):
+                mod.sum_moves(level, routes, m.copy(), lload.copy(), nload.copy(), topo.bw,
+                              topo.cap, vw, ct2 if bad == "cb" else ct, args["cb"],
+                              np.ones(args["cb"].shape[0], bool) if bad == "cb" else okl,
+                              args["near"], touched.copy(), args["done"], mw, limit, 1e-12,
+                              every, None)  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None)
+@given(seeds)
+def test_sum_refine_with_the_knob_on_and_off(seed):
+    rng = np.random.default_rng(seed)
+    topo = _random_topology(rng)
+    n = int(rng.integers(2, 60))
+    ip, ix, iw = _random_graph(rng, n)
+    lv = levels.TaskLevel(ip, ix, iw, rng.choice([0.5, 1.0, 2.0, 3.3], n))
+    m0 = rng.integers(0, topo.P, n).astype(np.int64)
+    old = sumrefine.MOVES_KERNEL
+    out = []
+    try:
+        for flag in (True, False):
+            sumrefine.MOVES_KERNEL = flag
+            state = RefineState(topo, lv, m0.copy())
+            moved = sumrefine.sum_refine(state, 4 * n)
+            out.append((moved, state.m.tobytes(), state.nload.tobytes(), state.lload.tobytes()))
+    finally:
+        sumrefine.MOVES_KERNEL = old
+    assert out[0] == out[1]
