@@ -53,6 +53,7 @@ KNOBS = (
     ("sumrefine", "EJECT_KERNEL"),
     ("engine", "FILL_KERNEL"),
     ("sumrefine", "MOVES_KERNEL"),
+    ("sumrefine", "TRY_KERNEL"),
 )
 
 

@@ -539,6 +539,44 @@ class PySmallIntSet {
     }
 };
 
+// ---- the sum step's tries (issue 40, h64cpu): sumrefine._sum_swaps' and _sum_ejections'
+// make-check-undo of one swap or one ejection, the same additions in the same order.
+
+// RefineState.move: +w along b - m[q] for every neighbour q, then -w along a - m[q] (the
+// order of apply_move), then the processors' loads and m[t].
+void move_task(const i64* pip, const i64* pix, const double* pw, const i64* prp,
+               const i64* prl, i64 P, i64* pm, double* pl, double* pn, double w, i64 t, i64 b) {
+    const i64 a = pm[t];
+    for (int pass = 0; pass < 2; ++pass) {
+        const i64 from = pass == 0 ? b : a;
+        for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+            const double v = pass == 0 ? pw[q] : -pw[q];
+            const i64 pair = from * P + pm[pix[q]];
+            for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) pl[prl[j]] += v;
+        }
+    }
+    pn[a] -= w;
+    pn[b] += w;
+    pm[t] = b;
+}
+
+// sumrefine._fits for one value: at most the cap, or not above its value before.
+inline bool fits_one(double now, double cap, double before, double tiny) {
+    return now <= cap || now <= before + tiny * (1 + before);
+}
+
+// sumrefine._gains_to for one task: the route cost t saves moving to b (np.bincount's sum).
+double gain_to(const i64* pip, const i64* pix, const double* pw, const double* pc, i64 P,
+               const i64* pm, i64 t, i64 b) {
+    double g = 0.0;
+    const i64 a = pm[t];
+    for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+        const i64 mq = pm[pix[q]];
+        g += pw[q] * (pc[a * P + mq] - pc[b * P + mq]);
+    }
+    return g;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_multilevel, mod) {
@@ -1907,4 +1945,159 @@ PYBIND11_MODULE(_multilevel, mod) {
         "raises no link above `limit` made (m, the loads, near and touched updated; done[0] "
         "counts the tries, none once it reaches max_work); `poll` (a callable or None) at "
         "every `every`-th move. Returns (moves made, the indices that okl blocks).");
+
+    mod.def(
+        "swap_try",
+        [](const LevelView& G, const PairRoutesView& R, py::array m, py::array lload,
+           py::array nload, Arr<double> bw, Arr<double> cap, Arr<double> vw, i64 t, i64 u,
+           i64 b, double limit, double tiny) {
+            const i64 n = G.n, P = R.P, E = R.E;
+            auto own = [](const py::array& a, bool ints, i64 len, const char* name) {
+                const bool ok = ints ? a.dtype().is(py::dtype::of<i64>())
+                                     : a.dtype().is(py::dtype::of<double>());
+                need(ok && a.ndim() == 1 && a.writeable() &&
+                         (a.flags() & py::array::c_style) && a.shape(0) == len,
+                     std::string(name) + " must be a writeable contiguous 1-D " +
+                         (ints ? "int64" : "float64") + " array of length " +
+                         std::to_string(len));
+            };
+            own(m, true, n, "m");
+            own(lload, false, E, "lload");
+            own(nload, false, P, "nload");
+            need_length(bw, E, "bw", "n_links");
+            need_length(cap, P, "cap", "P");
+            need_length(vw, n, "vw", "n");
+            need(t >= 0 && t < n && u >= 0 && u < n && t != u, "t, u must be two tasks in [0, n)");
+            need(b >= 0 && b < P, "b must be a processor in [0, P)");
+            i64* pm = static_cast<i64*>(m.mutable_data());
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            for (i64 x : {t, u})
+                for (i64 q = pip[x]; q <= pip[x + 1]; ++q) {
+                    const i64 y = q < pip[x + 1] ? pix[q] : x;
+                    need(pm[y] >= 0 && pm[y] < P, "m must hold processors in [0, P)");
+                }
+            need(pm[u] == b && pm[t] != b, "u must be on b, t elsewhere");
+            double* pl = static_cast<double*>(lload.mutable_data());
+            double* pn = static_cast<double*>(nload.mutable_data());
+            const double* pw = G.iw.data();
+            const i64* prp = R.rptr.data();
+            const i64* prl = R.rlink.data();
+            const double* pbw = bw.data();
+            const double* pcap = cap.data();
+            const double* pvw = vw.data();
+            const i64 a = pm[t];
+            bool ok = true;
+            {
+                py::gil_scoped_release release;
+                // the links either move changes (sumrefine._links_of of t -> b and u -> a,
+                // before the moves), and their loads before
+                std::vector<i64> links;
+                for (i64 x : {t, u}) {
+                    const i64 to = x == t ? b : a;
+                    for (i64 from : {to, pm[x]})
+                        for (i64 q = pip[x]; q < pip[x + 1]; ++q) {
+                            const i64 pair = from * P + pm[pix[q]];
+                            for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) links.push_back(prl[j]);
+                        }
+                }
+                std::sort(links.begin(), links.end());
+                links.erase(std::unique(links.begin(), links.end()), links.end());
+                std::vector<double> before(links.size());
+                for (std::size_t j = 0; j < links.size(); ++j) before[j] = pl[links[j]];
+                const double na = pn[a], nb = pn[b];
+                move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[t], t, b);
+                move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[u], u, a);
+                ok = fits_one(pn[a], limit * pcap[a], na, tiny) &&
+                     fits_one(pn[b], limit * pcap[b], nb, tiny);
+                for (std::size_t j = 0; ok && j < links.size(); ++j)
+                    ok = fits_one(pl[links[j]], limit * pbw[links[j]], before[j], tiny);
+                if (!ok) {  // undone: u back to b, then t back to a
+                    move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[u], u, b);
+                    move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[t], t, a);
+                }
+            }
+            return ok;
+        },
+        py::arg("level"), py::arg("routes"), py::arg("m").noconvert(),
+        py::arg("lload").noconvert(), py::arg("nload").noconvert(), py::arg("bw"),
+        py::arg("cap"), py::arg("vw"), py::arg("t"), py::arg("u"), py::arg("b"),
+        py::arg("limit"), py::arg("tiny"),
+        "sumrefine._sum_swaps' try: t (on a) to b and u (on b) to a made; kept (True) when a, "
+        "b and every link either move changes are each at most limit x capacity or not "
+        "above their loads before, else undone (u, then t; False).");
+    mod.def(
+        "eject_try",
+        [](const LevelView& G, const PairRoutesView& R, py::array m, py::array lload,
+           py::array nload, Arr<double> bw, Arr<double> cap, Arr<double> vw, Arr<double> cost,
+           i64 t, i64 b, i64 v, i64 c, double g_t, double limit, double tiny) {
+            const i64 n = G.n, P = R.P, E = R.E;
+            auto own = [](const py::array& a, bool ints, i64 len, const char* name) {
+                const bool ok = ints ? a.dtype().is(py::dtype::of<i64>())
+                                     : a.dtype().is(py::dtype::of<double>());
+                need(ok && a.ndim() == 1 && a.writeable() &&
+                         (a.flags() & py::array::c_style) && a.shape(0) == len,
+                     std::string(name) + " must be a writeable contiguous 1-D " +
+                         (ints ? "int64" : "float64") + " array of length " +
+                         std::to_string(len));
+            };
+            own(m, true, n, "m");
+            own(lload, false, E, "lload");
+            own(nload, false, P, "nload");
+            need_length(bw, E, "bw", "n_links");
+            need_length(cap, P, "cap", "P");
+            need_length(vw, n, "vw", "n");
+            need(cost.ndim() == 2 && cost.shape(0) == P && cost.shape(1) == P,
+                 "cost must have shape (P, P), got " + shape_of(cost));
+            need(t >= 0 && t < n && v >= 0 && v < n && t != v, "t, v must be two tasks in [0, n)");
+            need(b >= 0 && b < P && c >= 0 && c < P, "b, c must be processors in [0, P)");
+            i64* pm = static_cast<i64*>(m.mutable_data());
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            for (i64 x : {t, v})
+                for (i64 q = pip[x]; q <= pip[x + 1]; ++q) {
+                    const i64 y = q < pip[x + 1] ? pix[q] : x;
+                    need(pm[y] >= 0 && pm[y] < P, "m must hold processors in [0, P)");
+                }
+            need(pm[v] == b && pm[t] != b, "v must be on b, t elsewhere");
+            double* pl = static_cast<double*>(lload.mutable_data());
+            double* pn = static_cast<double*>(nload.mutable_data());
+            const double* pw = G.iw.data();
+            const i64* prp = R.rptr.data();
+            const i64* prl = R.rlink.data();
+            const double* pbw = bw.data();
+            const double* pcap = cap.data();
+            const double* pvw = vw.data();
+            const double* pc = cost.data();
+            const i64 a = pm[t];
+            bool ok = true;
+            {
+                py::gil_scoped_release release;
+                const i64 procs[3] = {a, b, c};
+                const double nb0[3] = {pn[a], pn[b], pn[c]};
+                std::vector<double> before(pl, pl + E);  // every link (the Python: all)
+                const double g1 = gain_to(pip, pix, pw, pc, P, pm, v, c);
+                move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[v], v, c);
+                const double g2 = gain_to(pip, pix, pw, pc, P, pm, t, b);
+                move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[t], t, b);
+                ok = g1 + g2 > tiny * (1 + std::fabs(g_t));
+                for (int j = 0; ok && j < 3; ++j)
+                    ok = fits_one(pn[procs[j]], limit * pcap[procs[j]], nb0[j], tiny);
+                for (i64 e = 0; ok && e < E; ++e)
+                    ok = fits_one(pl[e], limit * pbw[e], before[e], tiny);
+                if (!ok) {  // undone: t back to a, then v back to b
+                    move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[t], t, a);
+                    move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[v], v, b);
+                }
+            }
+            return ok;
+        },
+        py::arg("level"), py::arg("routes"), py::arg("m").noconvert(),
+        py::arg("lload").noconvert(), py::arg("nload").noconvert(), py::arg("bw"),
+        py::arg("cap"), py::arg("vw"), py::arg("cost"), py::arg("t"), py::arg("b"),
+        py::arg("v"), py::arg("c"), py::arg("g_t"), py::arg("limit"), py::arg("tiny"),
+        "sumrefine._sum_ejections' try: v (on b) to c, then t (on a) to b made; kept (True) "
+        "when the two route-cost gains (each before its move) sum above tiny (1 + |g_t|) "
+        "and a, b, c and every link are each at most limit x capacity or not above their "
+        "loads before, else undone (t, then v; False).");
 }

@@ -45,6 +45,9 @@ RADIX_ORDER = True
 #: Python loop): :func:`_sum_moves`' loop over the moves compiled (``_multilevel.sum_moves``,
 #: twin :func:`coalloc.taskmap._reference.summoves.sum_moves`).
 MOVES_KERNEL = True
+#: (h64cpu, the same) a swap's and an ejection's make-check-undo compiled
+#: (``_multilevel.swap_try`` / ``eject_try``, twins in ``_reference.summoves``).
+TRY_KERNEL = True
 
 
 def _cross_gains(state: RefineState, positive: bool = True) -> tuple:
@@ -488,6 +491,13 @@ def _sum_swaps(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
         for u in us[good][np.argsort(-g[good], kind="stable")][:_SWAP_TRIES].tolist():
             work.done += 1
             table = None  # a try: the loads change (made, or undone up to rounding)
+            if TRY_KERNEL:  # the same try, compiled
+                if _multilevel.swap_try(lv.kern, topo.routes, state.m, state.lload, state.nload,
+                                        topo.bw, topo.cap, vw, t, u, b, limit, TINY):  # fmt: skip
+                    work.touch(t, u)
+                    applied += 2
+                    break
+                continue
             links = np.union1d(_links_of(state, t, b), _links_of(state, u, a))
             procs = np.array([a, b])
             before = (state.nload[procs].copy(), state.lload[links].copy())
@@ -575,6 +585,14 @@ def _sum_ejections(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndar
                 continue
             work.done += 1
             live = None  # a try: the loads change (made, or undone up to rounding)
+            if TRY_KERNEL:  # the same try, compiled
+                if _multilevel.eject_try(lv.kern, topo.routes, state.m, state.lload, state.nload,
+                                         topo.bw, topo.cap, vw, topo.cost, t, b, v, c, g_t, limit,
+                                         TINY):  # fmt: skip
+                    work.touch(t, v)
+                    applied += 2
+                    break
+                continue
             procs = np.array([a, b, c])
             every = np.arange(topo.E)  # the links either move may load: all (few)
             before = (state.nload[procs].copy(), state.lload.copy())

@@ -165,3 +165,121 @@ def test_sum_refine_with_the_knob_on_and_off(seed):
     finally:
         sumrefine.MOVES_KERNEL = old
     assert out[0] == out[1]
+
+
+def _try_case(rng):
+    """A state, a task ``t`` and a partner on another processor ``b`` (None: none)."""
+    topo = _random_topology(rng)
+    n = int(rng.integers(2, 30))
+    ip, ix, iw = _random_graph(rng, n)
+    vw = rng.choice([0.5, 1.0, 2.0, 3.3], n)
+    m = rng.integers(0, topo.P, n).astype(np.int64)
+    t, x = (int(z) for z in rng.choice(n, 2, replace=False))
+    if m[t] == m[x]:
+        return None
+    nload, lload = K.loads(K.Level(ip, ix, iw), topo.routes, m, vw)
+    occ = max(float((nload / topo.cap).max()), float((lload / topo.bw).max()) if topo.E else 0.0)
+    limit = occ * float(rng.choice([0.7, 0.95, 1.0, 1.3]))
+    return topo, (ip, ix, iw), vw, m, nload, lload, t, x, int(m[x]), limit
+
+
+def _both(name, case, extra):
+    topo, csr, vw, m, nload, lload, t, x, b, limit = case
+    rr = RM.PairRoutes(topo.rptr, topo.rlink, topo.E)
+    out = []
+    for mod, level, routes in ((K, K.Level(*csr), topo.routes), (R, RM.Level(*csr), rr)):
+        s = [m.copy(), lload.copy(), nload.copy()]
+        got = getattr(mod, name)(level, routes, *s, topo.bw, topo.cap, vw, *extra, limit, 1e-12)
+        out.append((got, s))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(seeds)
+def test_swap_try_matches_its_twin_and_a_from_scratch_referee(seed):
+    rng = np.random.default_rng(seed)
+    case = _try_case(rng)
+    if case is None:
+        return
+    topo, csr, vw, m, nload, lload, t, u, b, limit = case
+    (k_ok, ks), (r_ok, rs) = _both("swap_try", case, (t, u, b))
+    assert k_ok == r_ok
+    assert all(x.dtype == y.dtype and np.array_equal(x, y) for x, y in zip(ks, rs))
+    a = int(m[t])
+    want = m.copy()
+    if k_ok:
+        want[t], want[u] = b, a
+    assert np.array_equal(ks[0], want)
+    n2, l2 = K.loads(K.Level(*csr), topo.routes, want, vw)
+    assert np.allclose(ks[2], n2, atol=1e-9) and np.allclose(ks[1], l2, atol=1e-9)
+    rose_l = l2 > lload + 1e-9 * (1 + lload)
+    rose_n = n2 > nload + 1e-9 * (1 + nload)
+    over = bool(np.any(l2[rose_l] > limit * topo.bw[rose_l] * (1 + 1e-9))) or bool(
+        np.any(n2[rose_n] > limit * topo.cap[rose_n] * (1 + 1e-9)))
+    if k_ok:
+        assert not over
+    else:  # refused: something it changes is above the cap and not below its load before
+        swapped = m.copy()
+        swapped[t], swapped[u] = b, a
+        n2, l2 = K.loads(K.Level(*csr), topo.routes, swapped, vw)
+        procs = np.array([a, b])
+        tol = 1e-9
+        hi_n = (n2[procs] > limit * topo.cap[procs] * (1 - tol)) & (
+            n2[procs] > nload[procs] * (1 - tol) - tol)
+        hi_l = (l2 > limit * topo.bw * (1 - tol)) & (l2 > lload * (1 - tol) - tol)
+        assert hi_n.any() or hi_l.any()
+
+
+@settings(max_examples=300, deadline=None)
+@given(seeds)
+def test_eject_try_matches_its_twin_and_a_from_scratch_referee(seed):
+    rng = np.random.default_rng(seed)
+    case = _try_case(rng)
+    if case is None:
+        return
+    topo, csr, vw, m, nload, lload, t, v, b, limit = case
+    c = int(rng.integers(0, topo.P))
+    g_t = float(rng.choice([0.0, 0.5, -0.25, 2.0]))
+    extra = (topo.cost, t, b, v, c, g_t)
+    (k_ok, ks), (r_ok, rs) = _both("eject_try", case, extra)
+    assert k_ok == r_ok
+    assert all(x.dtype == y.dtype and np.array_equal(x, y) for x, y in zip(ks, rs))
+    ip, ix, iw = csr
+    want = m.copy()
+    if k_ok:
+        want[v], want[t] = c, b
+    assert np.array_equal(ks[0], want)
+    rows = np.repeat(np.arange(ip.shape[0] - 1), np.diff(ip))
+    moved = m.copy()
+    moved[v], moved[t] = c, b
+
+    def route_cost(x):
+        return float(np.dot(iw, topo.cost[x[rows], x[ix]])) / 2
+
+    if k_ok:  # the pair lowers the route cost (the gains are halves of the symmetric sum)
+        assert route_cost(moved) < route_cost(m) + 1e-9
+        n2, l2 = K.loads(K.Level(*csr), topo.routes, moved, vw)
+        rose = l2 > lload + 1e-9 * (1 + lload)
+        assert not np.any(l2[rose] > limit * topo.bw[rose] * (1 + 1e-9))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seeds)
+def test_sum_refine_with_the_try_kernel_on_and_off(seed):
+    rng = np.random.default_rng(seed)
+    topo = _random_topology(rng)
+    n = int(rng.integers(2, 60))
+    ip, ix, iw = _random_graph(rng, n)
+    lv = levels.TaskLevel(ip, ix, iw, rng.choice([0.5, 1.0, 2.0, 3.3], n))
+    m0 = rng.integers(0, topo.P, n).astype(np.int64)
+    old = sumrefine.TRY_KERNEL
+    out = []
+    try:
+        for flag in (True, False):
+            sumrefine.TRY_KERNEL = flag
+            state = RefineState(topo, lv, m0.copy())
+            moved = sumrefine.sum_refine(state, 4 * n)
+            out.append((moved, state.m.tobytes(), state.nload.tobytes(), state.lload.tobytes()))
+    finally:
+        sumrefine.TRY_KERNEL = old
+    assert out[0] == out[1]

@@ -11,7 +11,7 @@ import numpy as np
 
 from .multilevel import _need, apply_move, score_moves
 
-__all__ = ["sum_moves"]
+__all__ = ["sum_moves", "swap_try", "eject_try"]
 
 
 def _own(a, kind, n: int, name: str) -> None:
@@ -104,3 +104,94 @@ def sum_moves(level, routes, m, lload, nload, bw, cap, vw, ct, cb, okl, near, to
         near[level.ix[level.ip[t] : level.ip[t + 1]]] = True
         applied += 1
     return applied, np.array(left, dtype=np.int64)
+
+
+def _checked(level, routes, m, lload, nload, bw, cap, vw, pair: tuple, on: int) -> tuple:
+    """The checks of :func:`swap_try` and :func:`eject_try`; the float arrays."""
+    n, p, e = level.n, routes.P, routes.E
+    _own(m, np.int64, n, "m")
+    _own(lload, np.float64, e, "lload")
+    _own(nload, np.float64, p, "nload")
+    bw, cap, vw = (np.ascontiguousarray(x, dtype=np.float64) for x in (bw, cap, vw))
+    _need(bw.shape == (e,) and cap.shape == (p,) and vw.shape == (n,), "bw, cap, vw: bad shapes")
+    x, y = (int(z) for z in pair)
+    _need(0 <= x < n and 0 <= y < n and x != y, "two tasks in [0, n) expected")
+    for z in (x, y):
+        near = np.append(level.ix[level.ip[z] : level.ip[z + 1]], z)
+        _need(bool(np.all((m[near] >= 0) & (m[near] < p))), "m must hold processors in [0, P)")
+    _need(0 <= on < p and m[y] == on and m[x] != on, "the partner must be on b, t elsewhere")
+    return bw, cap, vw
+
+
+def _links_of(level, routes, m, t: int, b: int) -> np.ndarray:
+    """The links whose load moving ``t`` to ``b`` changes (``sumrefine._links_of``)."""
+    q = m[level.ix[level.ip[t] : level.ip[t + 1]]]
+    pairs = np.concatenate([b * routes.P + q, m[t] * routes.P + q])
+    out = [routes.rlink[routes.rptr[k] : routes.rptr[k + 1]] for k in pairs.tolist()]
+    return np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *out]))
+
+
+def _fits(nload, lload, cap, bw, procs, links, before: tuple, limit: float, tiny: float) -> bool:
+    """``sumrefine._fits``: each at most ``limit`` x capacity or not above its value before."""
+    nl, ll = nload[procs], lload[links]
+    ok_n = (nl <= limit * cap[procs]) | (nl <= before[0] + tiny * (1 + before[0]))
+    ok_l = (ll <= limit * bw[links]) | (ll <= before[1] + tiny * (1 + before[1]))
+    return bool(ok_n.all() and ok_l.all())
+
+
+def swap_try(level, routes, m, lload, nload, bw, cap, vw, t: int, u: int, b: int, limit: float,
+             tiny: float) -> bool:  # fmt: skip
+    """A swap of a pass of the sum step (``sumrefine._sum_swaps``): ``t`` (on ``a``) to
+    ``b`` and ``u`` (on ``b``) to ``a`` made (:func:`~.multilevel.apply_move`); kept (True)
+    when ``a``, ``b`` and every link either move changes (found before the moves) are each
+    at most ``limit`` x their capacity or not above their loads before, else undone (``u``,
+    then ``t``; False)."""
+    bw, cap, vw = _checked(level, routes, m, lload, nload, bw, cap, vw, (t, u), int(b))
+    t, u, b = int(t), int(u), int(b)
+    a = int(m[t])
+    links = np.union1d(_links_of(level, routes, m, t, b), _links_of(level, routes, m, u, a))
+    procs = np.array([a, b])
+    before = (nload[procs].copy(), lload[links].copy())
+    apply_move(level, routes, m, lload, nload, float(vw[t]), t, b)
+    apply_move(level, routes, m, lload, nload, float(vw[u]), u, a)
+    if _fits(nload, lload, cap, bw, procs, links, before, limit, tiny):
+        return True
+    apply_move(level, routes, m, lload, nload, float(vw[u]), u, b)
+    apply_move(level, routes, m, lload, nload, float(vw[t]), t, a)
+    return False
+
+
+def _gain_to(level, cost, m, t: int, b: int) -> float:
+    """The route cost ``t`` saves moving alone to ``b`` (``sumrefine._gains_to``)."""
+    lo, hi = level.ip[t], level.ip[t + 1]
+    q = m[level.ix[lo:hi]]
+    w = level.iw[lo:hi] * (cost[m[t], q] - cost[b, q])
+    return float(np.bincount(np.zeros(hi - lo, dtype=np.int64), weights=w, minlength=1)[0])
+
+
+def eject_try(level, routes, m, lload, nload, bw, cap, vw, cost, t: int, b: int, v: int, c: int,
+              g_t: float, limit: float, tiny: float) -> bool:  # fmt: skip
+    """An ejection of a pass of the sum step (``sumrefine._sum_ejections``): ``v`` (on
+    ``b``) to ``c``, then ``t`` (on ``a``) to ``b`` made; kept (True) when the two route-cost
+    gains (each before its move) sum above ``tiny (1 + |g_t|)`` and ``a``, ``b``, ``c`` and
+    every link are each at most ``limit`` x their capacity or not above their loads before,
+    else undone (``t``, then ``v``; False)."""
+    bw, cap, vw = _checked(level, routes, m, lload, nload, bw, cap, vw, (t, v), int(b))
+    cost = np.asarray(cost, dtype=np.float64)
+    _need(cost.shape == (routes.P, routes.P), "cost must have shape (P, P)")
+    _need(0 <= int(c) < routes.P, "c must be a processor in [0, P)")
+    t, b, v, c = int(t), int(b), int(v), int(c)
+    a = int(m[t])
+    procs = np.array([a, b, c])
+    every = np.arange(routes.E)
+    before = (nload[procs].copy(), lload.copy())
+    g1 = _gain_to(level, cost, m, v, c)
+    apply_move(level, routes, m, lload, nload, float(vw[v]), v, c)
+    g2 = _gain_to(level, cost, m, t, b)
+    apply_move(level, routes, m, lload, nload, float(vw[t]), t, b)
+    if g1 + g2 > tiny * (1 + abs(g_t)) and _fits(nload, lload, cap, bw, procs, every, before,
+                                                 limit, tiny):  # fmt: skip
+        return True
+    apply_move(level, routes, m, lload, nload, float(vw[t]), t, a)
+    apply_move(level, routes, m, lload, nload, float(vw[v]), v, b)
+    return False
