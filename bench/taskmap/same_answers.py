@@ -54,6 +54,7 @@ KNOBS = (
     ("engine", "FILL_KERNEL"),
     ("sumrefine", "MOVES_KERNEL"),
     ("sumrefine", "TRY_KERNEL"),
+    ("sumrefine", "PARTNERS_KERNEL"),
 )
 
 

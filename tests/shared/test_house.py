@@ -379,6 +379,7 @@ _TWINS = {
     "taskmap._multilevel.eject_screen": "refine.eject_screen",
     "taskmap._multilevel.sum_moves": "summoves.sum_moves",
     "taskmap._multilevel.swap_try": "summoves.swap_try",
+    "taskmap._multilevel.swap_partners": "summoves.swap_partners",
     "taskmap._multilevel.eject_try": "summoves.eject_try",
     "taskmap._multilevel.swap_screen": "refine.swap_screen",
     "taskmap._occupancy.Pairs": "occupancy.Pairs",

@@ -2100,4 +2100,77 @@ PYBIND11_MODULE(_multilevel, mod) {
         "when the two route-cost gains (each before its move) sum above tiny (1 + |g_t|) "
         "and a, b, c and every link are each at most limit x capacity or not above their "
         "loads before, else undone (t, then v; False).");
+
+    mod.def(
+        "swap_partners",
+        [](const LevelView& G, Arr<i64> m, Arr<double> vw, Arr<double> nload, Arr<double> cap,
+           Arr<double> cost, Arr<bool> touched, i64 t, i64 b, double g_t, double largest,
+           Arr<i64> on_b, Arr<double> gains_b, double limit, double tiny, i64 tries) {
+            const i64 n = G.n;
+            need_length(m, n, "m");
+            need_length(vw, n, "vw", "n");
+            need_length(touched, n, "touched", "n");
+            need(nload.ndim() == 1, "nload must be 1-D, got shape " + shape_of(nload));
+            const i64 P = nload.shape(0);
+            need_length(cap, P, "cap", "len(nload)");
+            need(cost.ndim() == 2 && cost.shape(0) == P && cost.shape(1) == P,
+                 "cost must have shape (P, P), got " + shape_of(cost));
+            need(on_b.ndim() == 1, "on_b must be 1-D, got shape " + shape_of(on_b));
+            const i64 k = on_b.shape(0);
+            need_length(gains_b, k, "gains_b", "len(on_b)");
+            need(t >= 0 && t < n, "t must be a task in [0, n)");
+            need(b >= 0 && b < P, "b must be a processor in [0, P)");
+            const i64* pm = m.data();
+            need(pm[t] >= 0 && pm[t] < P, "m[t] must be a processor in [0, P)");
+            const i64* pu = on_b.data();
+            for (i64 i = 0; i < k; ++i) need(pu[i] >= 0 && pu[i] < n, "on_b must hold tasks in [0, n)");
+            need(tries >= 0, "tries must be >= 0");
+            const double* pg = gains_b.data();
+            const double* pv = vw.data();
+            const double* pn = nload.data();
+            const double* pc = cap.data();
+            const bool* pt = touched.data();
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const i64 a = pm[t];
+            const double cab = cost.data()[a * P + b];
+            std::vector<i64> out;
+            {
+                py::gil_scoped_release release;
+                const double thr = tiny * (1 + std::fabs(g_t));
+                if (g_t + largest > thr) {
+                    const double lim_a = np_maximum(limit * pc[a], pn[a]);
+                    const double lim_b = np_maximum(limit * pc[b], pn[b]);
+                    std::vector<i64> good;
+                    std::vector<double> g;
+                    for (i64 i = 0; i < k; ++i) {
+                        const i64 u = pu[i];
+                        if (pt[u]) continue;
+                        const double dw = pv[u] - pv[t];  // what a gains and b loses
+                        if (!(pn[a] + dw <= lim_a && pn[b] - dw <= lim_b)) continue;
+                        double w = 0.0;  // the volume between t and u (np.add.at's order)
+                        for (i64 q = pip[t]; q < pip[t + 1]; ++q)
+                            if (pix[q] == u) w += pw[q];
+                        const double gi = g_t + pg[i] - 2 * w * cab;
+                        if (gi > thr) good.push_back(u), g.push_back(gi);
+                    }
+                    std::vector<i64> idx(good.size());
+                    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<i64>(i);
+                    std::stable_sort(idx.begin(), idx.end(),
+                                     [&](i64 x, i64 y) { return -g[x] < -g[y]; });
+                    for (std::size_t i = 0; i < idx.size() && static_cast<i64>(i) < tries; ++i)
+                        out.push_back(good[idx[i]]);
+                }
+            }
+            return coalloc::bind::to_array(out);
+        },
+        py::arg("level"), py::arg("m"), py::arg("vw"), py::arg("nload"), py::arg("cap"),
+        py::arg("cost"), py::arg("touched"), py::arg("t"), py::arg("b"), py::arg("g_t"),
+        py::arg("largest"), py::arg("on_b"), py::arg("gains_b"), py::arg("limit"),
+        py::arg("tiny"), py::arg("tries"),
+        "sumrefine._sum_swaps' partners of t's move to b: the tasks on_b (their gains gains_b "
+        "moving to t's processor) not touched whose swap fits both processors' compute and "
+        "gains more than tiny (1 + |g_t|), most gain first (stable), at most `tries` (none "
+        "when g_t + largest does not pass).");
 }

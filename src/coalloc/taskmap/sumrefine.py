@@ -17,6 +17,7 @@ from . import _multilevel, blockswap, sumcycle, swaprefine
 from .levels import expand
 from .refinement import TINY, RefineState
 from .sumwork import SumWork as _SumWork
+from .sumwork import swap_partners
 
 __all__ = ["final_cycles", "held_sum", "sum_refine"]
 
@@ -48,6 +49,9 @@ MOVES_KERNEL = True
 #: (h64cpu, the same) a swap's and an ejection's make-check-undo compiled
 #: (``_multilevel.swap_try`` / ``eject_try``, twins in ``_reference.summoves``).
 TRY_KERNEL = True
+#: (h64cpu, the same) a swap's partners compiled (``_multilevel.swap_partners``; False:
+#: :func:`coalloc.taskmap.sumwork.swap_partners`, the NumPy code).
+PARTNERS_KERNEL = True
 
 
 def _cross_gains(state: RefineState, positive: bool = True) -> tuple:
@@ -448,7 +452,7 @@ def _sum_swaps(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
     unscored, as the scoring would find none in the same state."""
     state, limit = work.state, work.limit
     topo, lv = state.topo, state.level
-    ip, ix, iw, vw = lv.ip, lv.ix, lv.iw, lv.vw
+    vw = lv.vw
     applied = 0
     table, since = None, 0
     for i, k in enumerate(left):
@@ -468,27 +472,11 @@ def _sum_swaps(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
         pair_of, offsets, tasks, gains, largest = table
         j = int(pair_of[i - since])
         g_t = float(gain[k])  # t and its neighbours unmoved this pass: as listed
-        thr = TINY * (1 + abs(g_t))
-        if not g_t + largest[j] > thr:
-            continue  # no task of b is a partner that gains
         on_b, gains_b = tasks[offsets[j] : offsets[j + 1]], gains[offsets[j] : offsets[j + 1]]
-        free = np.flatnonzero(~work.touched[on_b])
-        if not free.shape[0]:
-            continue
-        us = on_b[free]
-        dw = vw[us] - vw[t]  # what a gains and b loses in compute
-        fit = (state.nload[a] + dw <= np.maximum(limit * topo.cap[a], state.nload[a])) & (
-            state.nload[b] - dw <= np.maximum(limit * topo.cap[b], state.nload[b])
-        )
-        us, free = us[fit], free[fit]
-        if not us.shape[0]:
-            continue
-        nb_t = ix[ip[t] : ip[t + 1]]
-        w_tu = np.zeros(lv.n)
-        np.add.at(w_tu, nb_t, iw[ip[t] : ip[t + 1]])
-        g = g_t + gains_b[free] - 2 * w_tu[us] * topo.cost[a, b]
-        good = g > thr
-        for u in us[good][np.argsort(-g[good], kind="stable")][:_SWAP_TRIES].tolist():
+        partners = _multilevel.swap_partners if PARTNERS_KERNEL else swap_partners
+        for u in partners(lv.kern if PARTNERS_KERNEL else lv, state.m, vw, state.nload, topo.cap,
+                          topo.cost, work.touched, t, b, g_t, float(largest[j]), on_b, gains_b,
+                          limit, TINY, _SWAP_TRIES).tolist():  # fmt: skip
             work.done += 1
             table = None  # a try: the loads change (made, or undone up to rounding)
             if TRY_KERNEL:  # the same try, compiled

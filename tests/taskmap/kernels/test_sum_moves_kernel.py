@@ -283,3 +283,47 @@ def test_sum_refine_with_the_try_kernel_on_and_off(seed):
     finally:
         sumrefine.TRY_KERNEL = old
     assert out[0] == out[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(seeds)
+def test_swap_partners_match_the_twin_the_off_path_and_a_loop(seed):
+    from coalloc.taskmap.sumwork import swap_partners
+
+    rng = np.random.default_rng(seed)
+    topo = _random_topology(rng)
+    n = int(rng.integers(2, 30))
+    ip, ix, iw = _random_graph(rng, n)
+    vw = rng.choice([0.5, 1.0, 2.0, 3.3], n)
+    m = rng.integers(0, topo.P, n).astype(np.int64)
+    t, b = int(rng.integers(0, n)), int(rng.integers(0, topo.P))
+    nload, _ = K.loads(K.Level(ip, ix, iw), topo.routes, m, vw)
+    on_b = np.flatnonzero(m == b).astype(np.int64)
+    gains_b = rng.choice([-1.0, 0.0, 0.3, 1.7, 2.0], on_b.shape[0]) * rng.choice([1.0, 1.1])
+    touched = rng.random(n) < 0.2
+    g_t = float(rng.choice([0.0, 0.4, 1.3]))
+    largest = float(gains_b.max()) if on_b.shape[0] else -np.inf
+    limit = float(rng.choice([0.5, 1.0, 2.0])) * float((nload / topo.cap).max())
+    tries = int(rng.integers(0, 10))
+    args = (m, vw, nload, topo.cap, topo.cost, touched, t, b, g_t, largest, on_b, gains_b,
+            limit, 1e-12, tries)  # fmt: skip
+    got = K.swap_partners(K.Level(ip, ix, iw), *args)
+    want = R.swap_partners(RM.Level(ip, ix, iw), *args)
+    off = swap_partners(levels.TaskLevel(ip, ix, iw, vw), *args)
+    assert got.dtype == want.dtype == off.dtype == np.int64
+    assert np.array_equal(got, want) and np.array_equal(got, off)
+    # referee: a plain loop over the tasks of b
+    a = int(m[t])
+    thr = 1e-12 * (1 + abs(g_t))
+    rows = []
+    if g_t + largest > thr:
+        for i, u in enumerate(on_b.tolist()):
+            dw = vw[u] - vw[t]
+            if touched[u] or not (nload[a] + dw <= max(limit * topo.cap[a], nload[a])
+                                  and nload[b] - dw <= max(limit * topo.cap[b], nload[b])):
+                continue
+            w = sum(iw[q] for q in range(ip[t], ip[t + 1]) if ix[q] == u)
+            g = g_t + gains_b[i] - 2 * w * topo.cost[a, b]
+            if g > thr:
+                rows.append((-g, i, u))
+    assert got.tolist() == [u for _, _, u in sorted(rows)][:tries]

@@ -11,7 +11,7 @@ import numpy as np
 
 from .multilevel import _need, apply_move, score_moves
 
-__all__ = ["sum_moves", "swap_try", "eject_try"]
+__all__ = ["sum_moves", "swap_try", "eject_try", "swap_partners"]
 
 
 def _own(a, kind, n: int, name: str) -> None:
@@ -195,3 +195,45 @@ def eject_try(level, routes, m, lload, nload, bw, cap, vw, cost, t: int, b: int,
     apply_move(level, routes, m, lload, nload, float(vw[t]), t, a)
     apply_move(level, routes, m, lload, nload, float(vw[v]), v, b)
     return False
+
+
+def swap_partners(level, m, vw, nload, cap, cost, touched, t: int, b: int, g_t: float,
+                  largest: float, on_b, gains_b, limit: float, tiny: float,
+                  tries: int) -> np.ndarray:  # fmt: skip
+    """The partners a blocked move of ``t`` to ``b`` of the sum step's swaps tries, in
+    order (``sumrefine._sum_swaps`` before the kernel): the tasks ``on_b`` not ``touched``
+    whose swap with ``t`` keeps both processors within ``limit`` x their capacity or their
+    present loads and gains more than ``tiny (1 + |g_t|)`` (``gains_b``: what each saves
+    moving to ``t``'s processor; the volume between ``t`` and it counted twice off), most
+    gain first (stable), at most ``tries``; none when ``g_t + largest`` does not pass."""
+    n = level.n
+    m, on_b = np.asarray(m, dtype=np.int64), np.asarray(on_b, dtype=np.int64)
+    vw, nload, cap = (np.asarray(x, dtype=np.float64) for x in (vw, nload, cap))
+    cost, gains_b = np.asarray(cost, dtype=np.float64), np.asarray(gains_b, dtype=np.float64)
+    touched = np.asarray(touched, dtype=bool)
+    p = nload.shape[0]
+    _need(m.shape == (n,) and vw.shape == (n,) and touched.shape == (n,), "m, vw, touched: n")
+    _need(cap.shape == (p,) and cost.shape == (p, p), "cap, cost: bad shapes")
+    _need(on_b.ndim == 1 and gains_b.shape == on_b.shape, "gains_b must have len(on_b)")
+    _need(0 <= int(t) < n and 0 <= int(b) < p and 0 <= m[int(t)] < p, "t, b: out of range")
+    _need(bool(np.all((on_b >= 0) & (on_b < n))), "on_b must hold tasks in [0, n)")
+    _need(int(tries) >= 0, "tries must be >= 0")
+    t, b = int(t), int(b)
+    none = np.zeros(0, dtype=np.int64)
+    thr = tiny * (1 + abs(g_t))
+    if not g_t + largest > thr:
+        return none
+    free = np.flatnonzero(~touched[on_b])
+    us = on_b[free]
+    a = int(m[t])
+    dw = vw[us] - vw[t]
+    fit = (nload[a] + dw <= np.maximum(limit * cap[a], nload[a])) & (
+        nload[b] - dw <= np.maximum(limit * cap[b], nload[b])
+    )
+    us, free = us[fit], free[fit]
+    w_tu = np.zeros(n)
+    lo, hi = level.ip[t], level.ip[t + 1]
+    np.add.at(w_tu, level.ix[lo:hi], level.iw[lo:hi])
+    g = g_t + gains_b[free] - 2 * w_tu[us] * cost[a, b]
+    good = g > thr
+    return us[good][np.argsort(-g[good], kind="stable")][: int(tries)].astype(np.int64)
