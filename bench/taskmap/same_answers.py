@@ -55,6 +55,7 @@ KNOBS = (
     ("sumrefine", "MOVES_KERNEL"),
     ("sumrefine", "TRY_KERNEL"),
     ("sumrefine", "PARTNERS_KERNEL"),
+    ("bisection", "REST_HEAP"),
 )
 
 

@@ -88,6 +88,10 @@ struct LevelView {
 using Entry = std::pair<double, i64>;
 using MinHeap = std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>>;
 
+// bisection.REST_HEAP (h64cpu): grow_fm's restart pick from a heap (true) or by a scan of
+// every vertex (false, as before); the same vertex. Set by the private _rest_heap.
+bool g_rest_heap = true;
+
 void grow_fm_kernel(i64 n, const i64* sip, const i64* six, const double* siw, const double* wloc,
                     double target, i64 seed, double tol, int passes, std::uint8_t* inside) {
     // seed < 0: no growing, the FM passes start from `inside` as given
@@ -105,11 +109,40 @@ void grow_fm_kernel(i64 n, const i64* sip, const i64* six, const double* siw, co
         std::fill(inside, inside + n, std::uint8_t{0});
         heap.push({-gain[seed], seed});
     }
+    // (h64cpu) An empty heap restarts from the vertex outside, not done, of largest gain
+    // (the first of those): a scan of all n vertices, made ~50 times a call on the 30 of
+    // vs_peers (the vertices that would overshoot are marked done one by one near the
+    // target, each after a scan). `rest` holds (-gain, v) of those vertices from the first
+    // empty heap on, an entry pushed at every change of a gain after it (stale ones
+    // dropped when they come up): its least valid entry is the scan's pick, the same vertex.
+    // (A vertex whose gain changes is also pushed on `heap`, so by the next restart it is
+    // inside or done: the pushes on `rest` are defensive; mutating them passes the tests.)
+    const bool use_rest = g_rest_heap;
+    MinHeap rest;
+    bool built = !use_rest;  // (off: the scan below, as before h64cpu)
     while (seed >= 0 && got < target - tiny) {
         if (heap.empty()) {
+            if (!built) {
+                std::vector<Entry> all;
+                for (i64 v = 0; v < n; ++v)
+                    if (!inside[v] && !done[v]) all.push_back({-gain[v], v});
+                rest = MinHeap(std::greater<Entry>(), std::move(all));
+                built = true;
+            }
             i64 s = -1;
-            for (i64 v = 0; v < n; ++v)
-                if (!inside[v] && !done[v] && (s < 0 || gain[v] > gain[s])) s = v;
+            if (!use_rest)
+                for (i64 v = 0; v < n; ++v)
+                    if (!inside[v] && !done[v] && (s < 0 || gain[v] > gain[s])) s = v;
+            while (use_rest && !rest.empty()) {
+                const Entry e = rest.top();
+                const i64 v = e.second;
+                if (inside[v] || done[v] || -e.first != gain[v]) {
+                    rest.pop();
+                    continue;
+                }
+                s = v;
+                break;
+            }
             if (s < 0) break;
             heap.push({-gain[s], s});
         }
@@ -127,7 +160,10 @@ void grow_fm_kernel(i64 n, const i64* sip, const i64* six, const double* siw, co
             const i64 u = six[k];
             if (!inside[u]) {
                 gain[u] += 2 * siw[k];
-                if (!done[u]) heap.push({-gain[u], u});
+                if (!done[u]) {
+                    heap.push({-gain[u], u});
+                    if (built && use_rest) rest.push({-gain[u], u});
+                }
             }
         }
     }
@@ -2173,4 +2209,15 @@ PYBIND11_MODULE(_multilevel, mod) {
         "moving to t's processor) not touched whose swap fits both processors' compute and "
         "gains more than tiny (1 + |g_t|), most gain first (stable), at most `tries` (none "
         "when g_t + largest does not pass).");
+
+    mod.def(
+        "_rest_heap",
+        [](bool on) {
+            const bool old = g_rest_heap;
+            g_rest_heap = on;
+            return old;
+        },
+        py::arg("on"),
+        "Private (bisection.REST_HEAP): grow_fm's restart pick from a heap (True) or by a "
+        "scan of every vertex (False); the same vertex either way. Returns the former.");
 }
