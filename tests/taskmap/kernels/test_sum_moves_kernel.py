@@ -42,10 +42,10 @@ def _case(rng):
         limit, every  # fmt: skip
 
 
-def _run(mod, level, routes, topo, vw, m, nload, lload, ct, cb, okl, near, touched, done,
+def _run(fn, level, routes, topo, vw, m, nload, lload, ct, cb, okl, near, touched, done,
          max_work, limit, every, poll=None):  # fmt: skip
     s = [m.copy(), lload.copy(), nload.copy(), near.copy(), touched.copy(), done.copy()]
-    got = mod.sum_moves(level, routes, s[0], s[1], s[2], topo.bw, topo.cap, vw, ct, cb, okl,
+    got = fn(level, routes, s[0], s[1], s[2], topo.bw, topo.cap, vw, ct, cb, okl,
                         s[3], s[4], s[5], max_work, limit, 1e-12, every, poll)  # fmt: skip
     return got, s
 
@@ -56,10 +56,9 @@ def test_sum_moves_matches_its_twin_bit_for_bit(seed):
     rng = np.random.default_rng(seed)
     topo, csr, vw, m, nload, lload, ct, cb, okl, near, touched, done, mw, limit, every = _case(rng)
     rr = RM.PairRoutes(topo.rptr, topo.rlink, topo.E)
-    (a1, l1), s1 = _run(K, K.Level(*csr), topo.routes, topo, vw, m, nload, lload, ct, cb, okl,
-                        near, touched, done, mw, limit, every)  # fmt: skip
-    (a2, l2), s2 = _run(R, RM.Level(*csr), rr, topo, vw, m, nload, lload, ct, cb, okl, near,
-                        touched, done, mw, limit, every)  # fmt: skip
+    rest = (topo, vw, m, nload, lload, ct, cb, okl, near, touched, done, mw, limit, every)
+    (a1, l1), s1 = _run(K.sum_moves, K.Level(*csr), topo.routes, *rest)
+    (a2, l2), s2 = _run(R.sum_moves, RM.Level(*csr), rr, *rest)
     assert a1 == a2 and l1.dtype == l2.dtype and np.array_equal(l1, l2)
     for x, y in zip(s1, s2):
         assert x.dtype == y.dtype and np.array_equal(x, y)  # the float loads bit for bit
@@ -75,8 +74,8 @@ def test_sum_moves_by_a_from_scratch_referee(seed):
     topo, csr, vw, m, nload, lload, ct, cb, okl, near, touched, done, mw, limit, every = _case(rng)
     ip, ix, iw = csr
     (applied, left), (m2, l2, n2, near2, t2, d2) = _run(
-        K, K.Level(*csr), topo.routes, topo, vw, m, nload, lload, ct, cb, okl, near, touched,
-        done, mw, limit, every)  # fmt: skip
+        K.sum_moves, K.Level(*csr), topo.routes, topo, vw, m, nload, lload, ct, cb, okl, near,
+        touched, done, mw, limit, every)  # fmt: skip
     want_n, want_l = K.loads(K.Level(*csr), topo.routes, m2, vw)
     assert np.allclose(n2, want_n, atol=1e-9) and np.allclose(l2, want_l, atol=1e-9)
     moved = np.flatnonzero(m2 != m)
@@ -183,13 +182,13 @@ def _try_case(rng):
     return topo, (ip, ix, iw), vw, m, nload, lload, t, x, int(m[x]), limit
 
 
-def _both(name, case, extra):
+def _both(kernel, twin, case, extra):
     topo, csr, vw, m, nload, lload, t, x, b, limit = case
     rr = RM.PairRoutes(topo.rptr, topo.rlink, topo.E)
     out = []
-    for mod, level, routes in ((K, K.Level(*csr), topo.routes), (R, RM.Level(*csr), rr)):
+    for fn, level, routes in ((kernel, K.Level(*csr), topo.routes), (twin, RM.Level(*csr), rr)):
         s = [m.copy(), lload.copy(), nload.copy()]
-        got = getattr(mod, name)(level, routes, *s, topo.bw, topo.cap, vw, *extra, limit, 1e-12)
+        got = fn(level, routes, *s, topo.bw, topo.cap, vw, *extra, limit, 1e-12)
         out.append((got, s))
     return out
 
@@ -202,7 +201,7 @@ def test_swap_try_matches_its_twin_and_a_from_scratch_referee(seed):
     if case is None:
         return
     topo, csr, vw, m, nload, lload, t, u, b, limit = case
-    (k_ok, ks), (r_ok, rs) = _both("swap_try", case, (t, u, b))
+    (k_ok, ks), (r_ok, rs) = _both(K.swap_try, R.swap_try, case, (t, u, b))
     assert k_ok == r_ok
     assert all(x.dtype == y.dtype and np.array_equal(x, y) for x, y in zip(ks, rs))
     a = int(m[t])
@@ -241,7 +240,7 @@ def test_eject_try_matches_its_twin_and_a_from_scratch_referee(seed):
     c = int(rng.integers(0, topo.P))
     g_t = float(rng.choice([0.0, 0.5, -0.25, 2.0]))
     extra = (topo.cost, t, b, v, c, g_t)
-    (k_ok, ks), (r_ok, rs) = _both("eject_try", case, extra)
+    (k_ok, ks), (r_ok, rs) = _both(K.eject_try, R.eject_try, case, extra)
     assert k_ok == r_ok
     assert all(x.dtype == y.dtype and np.array_equal(x, y) for x, y in zip(ks, rs))
     ip, ix, iw = csr
