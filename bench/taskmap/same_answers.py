@@ -51,6 +51,11 @@ KNOBS = (
     ("refinement", "PICK_KERNEL"),
     ("sumrefine", "TABLE_KERNEL"),
     ("sumrefine", "EJECT_KERNEL"),
+    ("engine", "FILL_KERNEL"),
+    ("sumrefine", "MOVES_KERNEL"),
+    ("sumrefine", "TRY_KERNEL"),
+    ("sumrefine", "PARTNERS_KERNEL"),
+    ("bisection", "REST_HEAP"),
 )
 
 

@@ -88,6 +88,10 @@ struct LevelView {
 using Entry = std::pair<double, i64>;
 using MinHeap = std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>>;
 
+// bisection.REST_HEAP (h64cpu): grow_fm's restart pick from a heap (true) or by a scan of
+// every vertex (false, as before); the same vertex. Set by the private _rest_heap.
+bool g_rest_heap = true;
+
 void grow_fm_kernel(i64 n, const i64* sip, const i64* six, const double* siw, const double* wloc,
                     double target, i64 seed, double tol, int passes, std::uint8_t* inside) {
     // seed < 0: no growing, the FM passes start from `inside` as given
@@ -105,11 +109,40 @@ void grow_fm_kernel(i64 n, const i64* sip, const i64* six, const double* siw, co
         std::fill(inside, inside + n, std::uint8_t{0});
         heap.push({-gain[seed], seed});
     }
+    // (h64cpu) An empty heap restarts from the vertex outside, not done, of largest gain
+    // (the first of those): a scan of all n vertices, made ~50 times a call on the 30 of
+    // vs_peers (the vertices that would overshoot are marked done one by one near the
+    // target, each after a scan). `rest` holds (-gain, v) of those vertices from the first
+    // empty heap on, an entry pushed at every change of a gain after it (stale ones
+    // dropped when they come up): its least valid entry is the scan's pick, the same vertex.
+    // (A vertex whose gain changes is also pushed on `heap`, so by the next restart it is
+    // inside or done: the pushes on `rest` are defensive; mutating them passes the tests.)
+    const bool use_rest = g_rest_heap;
+    MinHeap rest;
+    bool built = !use_rest;  // (off: the scan below, as before h64cpu)
     while (seed >= 0 && got < target - tiny) {
         if (heap.empty()) {
+            if (!built) {
+                std::vector<Entry> all;
+                for (i64 v = 0; v < n; ++v)
+                    if (!inside[v] && !done[v]) all.push_back({-gain[v], v});
+                rest = MinHeap(std::greater<Entry>(), std::move(all));
+                built = true;
+            }
             i64 s = -1;
-            for (i64 v = 0; v < n; ++v)
-                if (!inside[v] && !done[v] && (s < 0 || gain[v] > gain[s])) s = v;
+            if (!use_rest)
+                for (i64 v = 0; v < n; ++v)
+                    if (!inside[v] && !done[v] && (s < 0 || gain[v] > gain[s])) s = v;
+            while (use_rest && !rest.empty()) {
+                const Entry e = rest.top();
+                const i64 v = e.second;
+                if (inside[v] || done[v] || -e.first != gain[v]) {
+                    rest.pop();
+                    continue;
+                }
+                s = v;
+                break;
+            }
             if (s < 0) break;
             heap.push({-gain[s], s});
         }
@@ -127,7 +160,10 @@ void grow_fm_kernel(i64 n, const i64* sip, const i64* six, const double* siw, co
             const i64 u = six[k];
             if (!inside[u]) {
                 gain[u] += 2 * siw[k];
-                if (!done[u]) heap.push({-gain[u], u});
+                if (!done[u]) {
+                    heap.push({-gain[u], u});
+                    if (built && use_rest) rest.push({-gain[u], u});
+                }
             }
         }
     }
@@ -538,6 +574,44 @@ class PySmallIntSet {
         fill_ = used_;
     }
 };
+
+// ---- the sum step's tries (issue 40, h64cpu): sumrefine._sum_swaps' and _sum_ejections'
+// make-check-undo of one swap or one ejection, the same additions in the same order.
+
+// RefineState.move: +w along b - m[q] for every neighbour q, then -w along a - m[q] (the
+// order of apply_move), then the processors' loads and m[t].
+void move_task(const i64* pip, const i64* pix, const double* pw, const i64* prp,
+               const i64* prl, i64 P, i64* pm, double* pl, double* pn, double w, i64 t, i64 b) {
+    const i64 a = pm[t];
+    for (int pass = 0; pass < 2; ++pass) {
+        const i64 from = pass == 0 ? b : a;
+        for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+            const double v = pass == 0 ? pw[q] : -pw[q];
+            const i64 pair = from * P + pm[pix[q]];
+            for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) pl[prl[j]] += v;
+        }
+    }
+    pn[a] -= w;
+    pn[b] += w;
+    pm[t] = b;
+}
+
+// sumrefine._fits for one value: at most the cap, or not above its value before.
+inline bool fits_one(double now, double cap, double before, double tiny) {
+    return now <= cap || now <= before + tiny * (1 + before);
+}
+
+// sumrefine._gains_to for one task: the route cost t saves moving to b (np.bincount's sum).
+double gain_to(const i64* pip, const i64* pix, const double* pw, const double* pc, i64 P,
+               const i64* pm, i64 t, i64 b) {
+    double g = 0.0;
+    const i64 a = pm[t];
+    for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+        const i64 mq = pm[pix[q]];
+        g += pw[q] * (pc[a * P + mq] - pc[b * P + mq]);
+    }
+    return g;
+}
 
 }  // namespace
 
@@ -1770,4 +1844,380 @@ PYBIND11_MODULE(_multilevel, mod) {
         "sumrefine._swap_screen for the moves t[i] -> b[i] (gains g_t) with swap_table's "
         "(pair_of, offsets, tasks, gains): whether a task u of b not touched fits the swap's "
         "compute and gains more than tiny (1 + |g_t|) swapped with t.");
+
+    mod.def(
+        "sum_moves",
+        [](const LevelView& G, const PairRoutesView& R, py::array m, py::array lload,
+           py::array nload, Arr<double> bw, Arr<double> cap, Arr<double> vw, Arr<i64> ct,
+           Arr<i64> cb, Arr<bool> okl, py::array near, py::array touched, py::array done,
+           i64 max_work, double limit, double tiny, i64 every, py::object poll) {
+            // updated in place: exactly these dtypes, contiguous, writeable, never a copy
+            auto own = [](const py::array& a, const py::dtype& dt, const char* kind, i64 len,
+                          const char* name) {
+                need(a.dtype().is(dt) && a.ndim() == 1 && a.writeable() &&
+                         (a.flags() & py::array::c_style) && a.shape(0) == len,
+                     std::string(name) + " must be a writeable contiguous 1-D " + kind +
+                         " array of length " + std::to_string(len));
+            };
+            const i64 n = G.n, P = R.P, E = R.E;
+            own(m, py::dtype::of<i64>(), "int64", n, "m");
+            own(lload, py::dtype::of<double>(), "float64", E, "lload");
+            own(nload, py::dtype::of<double>(), "float64", P, "nload");
+            own(near, py::dtype::of<bool>(), "bool", n, "near");
+            own(touched, py::dtype::of<bool>(), "bool", n, "touched");
+            own(done, py::dtype::of<i64>(), "int64", 1, "done");
+            need_length(bw, E, "bw", "n_links");
+            need_length(cap, P, "cap", "P");
+            need_length(vw, n, "vw", "n");
+            need(ct.ndim() == 1, "ct must be 1-D, got shape " + shape_of(ct));
+            const i64 k = ct.shape(0);
+            need_length(cb, k, "cb", "len(ct)");
+            need_length(okl, k, "okl", "len(ct)");
+            need(every >= 1, "every must be >= 1");
+            i64* pm = static_cast<i64*>(m.mutable_data());
+            double* pl = static_cast<double*>(lload.mutable_data());
+            double* pn = static_cast<double*>(nload.mutable_data());
+            bool* pnear = static_cast<bool*>(near.mutable_data());
+            bool* ptouch = static_cast<bool*>(touched.mutable_data());
+            i64* pdone = static_cast<i64*>(done.mutable_data());
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const i64* prp = R.rptr.data();
+            const i64* prl = R.rlink.data();
+            const i64* pct = ct.data();
+            const i64* pcb = cb.data();
+            const bool* pok = okl.data();
+            const double* pbw = bw.data();
+            const double* pcap = cap.data();
+            const double* pvw = vw.data();
+            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            for (i64 i = 0; i < k; ++i) {
+                need(pct[i] >= 0 && pct[i] < n, "ct must hold tasks in [0, n)");
+                need(pcb[i] >= 0 && pcb[i] < P, "cb must hold processors in [0, P)");
+            }
+            std::vector<i64> left;
+            i64 applied = 0;
+            std::vector<double> acc(static_cast<std::size_t>(E), 0.0);
+            std::vector<char> seen(static_cast<std::size_t>(E), 0);
+            std::vector<i64> used;
+            const double ninf = -std::numeric_limits<double>::infinity();
+            i64 i = 0;
+            bool stop = false;
+            while (i < k && !stop) {
+                // the Python loop's order: the tries' count first, then the poll at k % every
+                if (pdone[0] >= max_work) break;
+                if (!poll.is_none()) poll();
+                py::gil_scoped_release release;
+                const i64 end = std::min(k, (i / every + 1) * every);
+                for (; i < end; ++i) {
+                    if (i % every != 0 && pdone[0] >= max_work) {
+                        stop = true;
+                        break;
+                    }
+                    const i64 t = pct[i], b = pcb[i];
+                    if (pnear[t]) continue;
+                    if (!pok[i]) {
+                        left.push_back(i);
+                        continue;
+                    }
+                    ++pdone[0];
+                    if (pn[b] + pvw[t] > limit * pcap[b]) continue;
+                    // score_moves for (t, b) alone: the largest occupancy of a link whose
+                    // load rises, the deltas summed in the same order
+                    const i64 a = pm[t];
+                    for (int pass = 0; pass < 2; ++pass) {
+                        const i64 from = pass == 0 ? b : a;
+                        for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+                            const double w = pass == 0 ? pw[q] : -pw[q];
+                            const i64 pair = from * P + pm[pix[q]];
+                            for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) {
+                                const i64 e = prl[j];
+                                acc[e] += w;
+                                if (!seen[e]) seen[e] = 1, used.push_back(e);
+                            }
+                        }
+                    }
+                    double up = ninf;
+                    for (i64 e : used) {
+                        const double d = acc[e];
+                        if (d > tiny * (1 + pl[e])) {
+                            const double v = (pl[e] + d) / pbw[e];
+                            if (v > up) up = v;
+                        }
+                    }
+                    for (i64 e : used) acc[e] = 0.0, seen[e] = 0;
+                    used.clear();
+                    if (!(up <= limit)) continue;
+                    // RefineState.move (apply_move's additions in its order)
+                    for (int pass = 0; pass < 2; ++pass) {
+                        const i64 from = pass == 0 ? b : a;
+                        for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
+                            const double v = pass == 0 ? pw[q] : -pw[q];
+                            const i64 pair = from * P + pm[pix[q]];
+                            for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) pl[prl[j]] += v;
+                        }
+                    }
+                    const double wt = pvw[t];
+                    pn[a] -= wt;
+                    pn[b] += wt;
+                    pm[t] = b;
+                    ptouch[t] = true;  // _SumWork.touch
+                    pnear[t] = true;
+                    for (i64 q = pip[t]; q < pip[t + 1]; ++q) pnear[pix[q]] = true;
+                    ++applied;
+                }
+            }
+            return py::make_tuple(applied, coalloc::bind::to_array(left));
+        },
+        py::arg("level"), py::arg("routes"), py::arg("m").noconvert(),
+        py::arg("lload").noconvert(), py::arg("nload").noconvert(), py::arg("bw"),
+        py::arg("cap"), py::arg("vw"), py::arg("ct"), py::arg("cb"), py::arg("okl"),
+        py::arg("near").noconvert(), py::arg("touched").noconvert(),
+        py::arg("done").noconvert(), py::arg("max_work"), py::arg("limit"), py::arg("tiny"),
+        py::arg("every"), py::arg("poll"),
+        "sumrefine._sum_moves' loop: the moves ct[i] -> cb[i] in order, each one whose task "
+        "is not near a move made, passes the links' screen okl[i], fits b's compute and "
+        "raises no link above `limit` made (m, the loads, near and touched updated; done[0] "
+        "counts the tries, none once it reaches max_work); `poll` (a callable or None) at "
+        "every `every`-th move. Returns (moves made, the indices that okl blocks).");
+
+    mod.def(
+        "swap_try",
+        [](const LevelView& G, const PairRoutesView& R, py::array m, py::array lload,
+           py::array nload, Arr<double> bw, Arr<double> cap, Arr<double> vw, i64 t, i64 u,
+           i64 b, double limit, double tiny) {
+            const i64 n = G.n, P = R.P, E = R.E;
+            auto own = [](const py::array& a, bool ints, i64 len, const char* name) {
+                const bool ok = ints ? a.dtype().is(py::dtype::of<i64>())
+                                     : a.dtype().is(py::dtype::of<double>());
+                need(ok && a.ndim() == 1 && a.writeable() &&
+                         (a.flags() & py::array::c_style) && a.shape(0) == len,
+                     std::string(name) + " must be a writeable contiguous 1-D " +
+                         (ints ? "int64" : "float64") + " array of length " +
+                         std::to_string(len));
+            };
+            own(m, true, n, "m");
+            own(lload, false, E, "lload");
+            own(nload, false, P, "nload");
+            need_length(bw, E, "bw", "n_links");
+            need_length(cap, P, "cap", "P");
+            need_length(vw, n, "vw", "n");
+            need(t >= 0 && t < n && u >= 0 && u < n && t != u, "t, u must be two tasks in [0, n)");
+            need(b >= 0 && b < P, "b must be a processor in [0, P)");
+            i64* pm = static_cast<i64*>(m.mutable_data());
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            for (i64 x : {t, u})
+                for (i64 q = pip[x]; q <= pip[x + 1]; ++q) {
+                    const i64 y = q < pip[x + 1] ? pix[q] : x;
+                    need(pm[y] >= 0 && pm[y] < P, "m must hold processors in [0, P)");
+                }
+            need(pm[u] == b && pm[t] != b, "u must be on b, t elsewhere");
+            double* pl = static_cast<double*>(lload.mutable_data());
+            double* pn = static_cast<double*>(nload.mutable_data());
+            const double* pw = G.iw.data();
+            const i64* prp = R.rptr.data();
+            const i64* prl = R.rlink.data();
+            const double* pbw = bw.data();
+            const double* pcap = cap.data();
+            const double* pvw = vw.data();
+            const i64 a = pm[t];
+            bool ok = true;
+            {
+                py::gil_scoped_release release;
+                // the links either move changes (sumrefine._links_of of t -> b and u -> a,
+                // before the moves), and their loads before
+                std::vector<i64> links;
+                for (i64 x : {t, u}) {
+                    const i64 to = x == t ? b : a;
+                    for (i64 from : {to, pm[x]})
+                        for (i64 q = pip[x]; q < pip[x + 1]; ++q) {
+                            const i64 pair = from * P + pm[pix[q]];
+                            for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) links.push_back(prl[j]);
+                        }
+                }
+                std::sort(links.begin(), links.end());
+                links.erase(std::unique(links.begin(), links.end()), links.end());
+                std::vector<double> before(links.size());
+                for (std::size_t j = 0; j < links.size(); ++j) before[j] = pl[links[j]];
+                const double na = pn[a], nb = pn[b];
+                move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[t], t, b);
+                move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[u], u, a);
+                ok = fits_one(pn[a], limit * pcap[a], na, tiny) &&
+                     fits_one(pn[b], limit * pcap[b], nb, tiny);
+                for (std::size_t j = 0; ok && j < links.size(); ++j)
+                    ok = fits_one(pl[links[j]], limit * pbw[links[j]], before[j], tiny);
+                if (!ok) {  // undone: u back to b, then t back to a
+                    move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[u], u, b);
+                    move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[t], t, a);
+                }
+            }
+            return ok;
+        },
+        py::arg("level"), py::arg("routes"), py::arg("m").noconvert(),
+        py::arg("lload").noconvert(), py::arg("nload").noconvert(), py::arg("bw"),
+        py::arg("cap"), py::arg("vw"), py::arg("t"), py::arg("u"), py::arg("b"),
+        py::arg("limit"), py::arg("tiny"),
+        "sumrefine._sum_swaps' try: t (on a) to b and u (on b) to a made; kept (True) when a, "
+        "b and every link either move changes are each at most limit x capacity or not "
+        "above their loads before, else undone (u, then t; False).");
+    mod.def(
+        "eject_try",
+        [](const LevelView& G, const PairRoutesView& R, py::array m, py::array lload,
+           py::array nload, Arr<double> bw, Arr<double> cap, Arr<double> vw, Arr<double> cost,
+           i64 t, i64 b, i64 v, i64 c, double g_t, double limit, double tiny) {
+            const i64 n = G.n, P = R.P, E = R.E;
+            auto own = [](const py::array& a, bool ints, i64 len, const char* name) {
+                const bool ok = ints ? a.dtype().is(py::dtype::of<i64>())
+                                     : a.dtype().is(py::dtype::of<double>());
+                need(ok && a.ndim() == 1 && a.writeable() &&
+                         (a.flags() & py::array::c_style) && a.shape(0) == len,
+                     std::string(name) + " must be a writeable contiguous 1-D " +
+                         (ints ? "int64" : "float64") + " array of length " +
+                         std::to_string(len));
+            };
+            own(m, true, n, "m");
+            own(lload, false, E, "lload");
+            own(nload, false, P, "nload");
+            need_length(bw, E, "bw", "n_links");
+            need_length(cap, P, "cap", "P");
+            need_length(vw, n, "vw", "n");
+            need(cost.ndim() == 2 && cost.shape(0) == P && cost.shape(1) == P,
+                 "cost must have shape (P, P), got " + shape_of(cost));
+            need(t >= 0 && t < n && v >= 0 && v < n && t != v, "t, v must be two tasks in [0, n)");
+            need(b >= 0 && b < P && c >= 0 && c < P, "b, c must be processors in [0, P)");
+            i64* pm = static_cast<i64*>(m.mutable_data());
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            for (i64 x : {t, v})
+                for (i64 q = pip[x]; q <= pip[x + 1]; ++q) {
+                    const i64 y = q < pip[x + 1] ? pix[q] : x;
+                    need(pm[y] >= 0 && pm[y] < P, "m must hold processors in [0, P)");
+                }
+            need(pm[v] == b && pm[t] != b, "v must be on b, t elsewhere");
+            double* pl = static_cast<double*>(lload.mutable_data());
+            double* pn = static_cast<double*>(nload.mutable_data());
+            const double* pw = G.iw.data();
+            const i64* prp = R.rptr.data();
+            const i64* prl = R.rlink.data();
+            const double* pbw = bw.data();
+            const double* pcap = cap.data();
+            const double* pvw = vw.data();
+            const double* pc = cost.data();
+            const i64 a = pm[t];
+            bool ok = true;
+            {
+                py::gil_scoped_release release;
+                const i64 procs[3] = {a, b, c};
+                const double nb0[3] = {pn[a], pn[b], pn[c]};
+                std::vector<double> before(pl, pl + E);  // every link (the Python: all)
+                const double g1 = gain_to(pip, pix, pw, pc, P, pm, v, c);
+                move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[v], v, c);
+                const double g2 = gain_to(pip, pix, pw, pc, P, pm, t, b);
+                move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[t], t, b);
+                ok = g1 + g2 > tiny * (1 + std::fabs(g_t));
+                for (int j = 0; ok && j < 3; ++j)
+                    ok = fits_one(pn[procs[j]], limit * pcap[procs[j]], nb0[j], tiny);
+                for (i64 e = 0; ok && e < E; ++e)
+                    ok = fits_one(pl[e], limit * pbw[e], before[e], tiny);
+                if (!ok) {  // undone: t back to a, then v back to b
+                    move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[t], t, a);
+                    move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[v], v, b);
+                }
+            }
+            return ok;
+        },
+        py::arg("level"), py::arg("routes"), py::arg("m").noconvert(),
+        py::arg("lload").noconvert(), py::arg("nload").noconvert(), py::arg("bw"),
+        py::arg("cap"), py::arg("vw"), py::arg("cost"), py::arg("t"), py::arg("b"),
+        py::arg("v"), py::arg("c"), py::arg("g_t"), py::arg("limit"), py::arg("tiny"),
+        "sumrefine._sum_ejections' try: v (on b) to c, then t (on a) to b made; kept (True) "
+        "when the two route-cost gains (each before its move) sum above tiny (1 + |g_t|) "
+        "and a, b, c and every link are each at most limit x capacity or not above their "
+        "loads before, else undone (t, then v; False).");
+
+    mod.def(
+        "swap_partners",
+        [](const LevelView& G, Arr<i64> m, Arr<double> vw, Arr<double> nload, Arr<double> cap,
+           Arr<double> cost, Arr<bool> touched, i64 t, i64 b, double g_t, double largest,
+           Arr<i64> on_b, Arr<double> gains_b, double limit, double tiny, i64 tries) {
+            const i64 n = G.n;
+            need_length(m, n, "m");
+            need_length(vw, n, "vw", "n");
+            need_length(touched, n, "touched", "n");
+            need(nload.ndim() == 1, "nload must be 1-D, got shape " + shape_of(nload));
+            const i64 P = nload.shape(0);
+            need_length(cap, P, "cap", "len(nload)");
+            need(cost.ndim() == 2 && cost.shape(0) == P && cost.shape(1) == P,
+                 "cost must have shape (P, P), got " + shape_of(cost));
+            need(on_b.ndim() == 1, "on_b must be 1-D, got shape " + shape_of(on_b));
+            const i64 k = on_b.shape(0);
+            need_length(gains_b, k, "gains_b", "len(on_b)");
+            need(t >= 0 && t < n, "t must be a task in [0, n)");
+            need(b >= 0 && b < P, "b must be a processor in [0, P)");
+            const i64* pm = m.data();
+            need(pm[t] >= 0 && pm[t] < P, "m[t] must be a processor in [0, P)");
+            const i64* pu = on_b.data();
+            for (i64 i = 0; i < k; ++i) need(pu[i] >= 0 && pu[i] < n, "on_b must hold tasks in [0, n)");
+            need(tries >= 0, "tries must be >= 0");
+            const double* pg = gains_b.data();
+            const double* pv = vw.data();
+            const double* pn = nload.data();
+            const double* pc = cap.data();
+            const bool* pt = touched.data();
+            const i64* pip = G.ip.data();
+            const i64* pix = G.ix.data();
+            const double* pw = G.iw.data();
+            const i64 a = pm[t];
+            const double cab = cost.data()[a * P + b];
+            std::vector<i64> out;
+            {
+                py::gil_scoped_release release;
+                const double thr = tiny * (1 + std::fabs(g_t));
+                if (g_t + largest > thr) {
+                    const double lim_a = np_maximum(limit * pc[a], pn[a]);
+                    const double lim_b = np_maximum(limit * pc[b], pn[b]);
+                    std::vector<i64> good;
+                    std::vector<double> g;
+                    for (i64 i = 0; i < k; ++i) {
+                        const i64 u = pu[i];
+                        if (pt[u]) continue;
+                        const double dw = pv[u] - pv[t];  // what a gains and b loses
+                        if (!(pn[a] + dw <= lim_a && pn[b] - dw <= lim_b)) continue;
+                        double w = 0.0;  // the volume between t and u (np.add.at's order)
+                        for (i64 q = pip[t]; q < pip[t + 1]; ++q)
+                            if (pix[q] == u) w += pw[q];
+                        const double gi = g_t + pg[i] - 2 * w * cab;
+                        if (gi > thr) good.push_back(u), g.push_back(gi);
+                    }
+                    std::vector<i64> idx(good.size());
+                    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<i64>(i);
+                    std::stable_sort(idx.begin(), idx.end(),
+                                     [&](i64 x, i64 y) { return -g[x] < -g[y]; });
+                    for (std::size_t i = 0; i < idx.size() && static_cast<i64>(i) < tries; ++i)
+                        out.push_back(good[idx[i]]);
+                }
+            }
+            return coalloc::bind::to_array(out);
+        },
+        py::arg("level"), py::arg("m"), py::arg("vw"), py::arg("nload"), py::arg("cap"),
+        py::arg("cost"), py::arg("touched"), py::arg("t"), py::arg("b"), py::arg("g_t"),
+        py::arg("largest"), py::arg("on_b"), py::arg("gains_b"), py::arg("limit"),
+        py::arg("tiny"), py::arg("tries"),
+        "sumrefine._sum_swaps' partners of t's move to b: the tasks on_b (their gains gains_b "
+        "moving to t's processor) not touched whose swap fits both processors' compute and "
+        "gains more than tiny (1 + |g_t|), most gain first (stable), at most `tries` (none "
+        "when g_t + largest does not pass).");
+
+    mod.def(
+        "_rest_heap",
+        [](bool on) {
+            const bool old = g_rest_heap;
+            g_rest_heap = on;
+            return old;
+        },
+        py::arg("on"),
+        "Private (bisection.REST_HEAP): grow_fm's restart pick from a heap (True) or by a "
+        "scan of every vertex (False); the same vertex either way. Returns the former.");
 }

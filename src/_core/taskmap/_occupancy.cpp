@@ -4,7 +4,10 @@
 // coalloc.taskmap._reference.occupancy; users: coalloc.taskmap.routing and
 // coalloc.taskmap.occupancy.
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -123,6 +126,123 @@ State state_of(const PairsView& G, const RoutesView& Rt, Out<i64>& mapping, Out<
                Out<double>& link_load) {
     return {writable(mapping, G.g.n, "mapping"), writable(node_load, Rt.r.n_nodes, "node_load"),
             writable(link_load, Rt.n_links, "link_load")};
+}
+
+// NumPy's sum of a contiguous float64 array (pairwise: blocks of at most 128 summed with 8
+// accumulators, halves at multiples of 8 above), the same additions in the same order (as
+// _multilevel.cpp's np_sum).
+double np_sum(const double* a, i64 n) {
+    if (n < 8) {
+        double r = 0.0;
+        for (i64 i = 0; i < n; ++i) r += a[i];
+        return r;
+    }
+    if (n <= 128) {
+        double r[8];
+        for (int j = 0; j < 8; ++j) r[j] = a[j];
+        i64 i = 8;
+        for (; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; ++i) res += a[i];
+        return res;
+    }
+    i64 n2 = n / 2;
+    n2 -= n2 % 8;
+    return np_sum(a, n2) + np_sum(a + n2, n - n2);
+}
+
+// Python's max(a, b) and min(a, b): the first unless the second is larger (smaller).
+inline double py_max(double a, double b) { return b > a ? b : a; }
+inline double py_min(double a, double b) { return b < a ? b : a; }
+
+// engine.Engine.map_tasks_on's loop (section 4.4 of the paper): the unmapped tasks in order
+// put on q one by one, the best prefix's length found, the rest taken off again in reverse.
+// Every value is the one the Python loop computes (its additions in its order; NumPy's sums
+// and maxima emulated). `poll` (a callable or None, called with the GIL held) before the
+// tasks 0, 64, 128, ...; `count[0]` counts the tasks placed as they are (so a poll that
+// raises leaves the caller the count of the moves made, as the Python loop's).
+i64 fill_prefix(const PairsView& G, const RoutesView& Rt, State s, const i64* un, i64 n_u, i64 q,
+                double inv_cq, double cap_q, double cur, double rest, const double* inv_bw,
+                bool open_metric, double open_vol, double adj, double u, bool early_exit,
+                double tie, const py::object& poll, i64* count) {
+    const tk::Pairs& g = G.g;
+    const double* w = g.node_weight;
+    double best_m = std::numeric_limits<double>::infinity();
+    const double inf = best_m;
+    i64 best_i = 0, placed = 0;
+    std::vector<i64> ids;
+    std::vector<double> a_vol, b_vol;
+    bool stop = false;
+    for (i64 start = 0; start < n_u && !stop; start += 64) {
+        if (!poll.is_none()) poll();
+        py::gil_scoped_release release;
+        const i64 end = std::min(n_u, start + 64);
+        for (i64 i = start; i < end; ++i) {
+            const i64 t = un[i];
+            ids.clear();
+            tk::place(g, Rt.r, s.mapping, s.node_load, s.link_load, t, q, ids);
+            ++placed;
+            ++count[0];
+            const double occ = s.node_load[q] * inv_cq;
+            if (occ > cur) cur = occ;
+            if (!ids.empty()) {
+                double lo = s.link_load[ids[0]] * inv_bw[ids[0]];  // np.max: NaN wins
+                if (!std::isnan(lo))
+                    for (std::size_t k = 1; k < ids.size(); ++k) {
+                        const double x = s.link_load[ids[k]] * inv_bw[ids[k]];
+                        if (std::isnan(x)) {
+                            lo = x;
+                            break;
+                        }
+                        if (x > lo) lo = x;
+                    }
+                if (lo > cur) cur = lo;
+            }
+            rest -= w[t];
+            double comp;
+            if (i == n_u - 1)
+                comp = 0.0;
+            else
+                comp = cap_q > 0 ? py_max(rest, 0.0) / cap_q : inf;
+            double m_i = py_max(cur, comp);
+            if (open_metric) {
+                a_vol.clear();
+                b_vol.clear();
+                for (i64 e = g.indptr[t]; e < g.indptr[t + 1]; ++e) {
+                    const i64 where = s.mapping[g.indices[e]];
+                    if (where < 0) a_vol.push_back(g.weight[e]);
+                    if (where == q) b_vol.push_back(g.weight[e]);
+                }
+                open_vol += np_sum(a_vol.data(), static_cast<i64>(a_vol.size())) -
+                            np_sum(b_vol.data(), static_cast<i64>(b_vol.size()));
+                if (open_vol > 1e-12 * (1.0 + std::fabs(open_vol))) {
+                    const double o_open = adj > 0 ? open_vol / adj : inf;
+                    m_i = py_max(m_i, o_open);
+                }
+            }
+            if (cur > u * (1 + tie)) {  // (u NaN: no bound)
+                stop = true;
+                break;
+            }
+            if (early_exit && cur > best_m * (1 + tie)) {
+                stop = true;
+                break;
+            }
+            if (m_i <= best_m * (1 + tie)) {
+                best_m = py_min(best_m, m_i);
+                best_i = i + 1;
+            }
+        }
+    }
+    {
+        py::gil_scoped_release release;
+        for (i64 j = placed - 1; j >= best_i; --j) {
+            ids.clear();
+            tk::remove(g, Rt.r, s.mapping, s.node_load, s.link_load, un[j], ids);
+        }
+    }
+    return best_i;
 }
 
 }  // namespace
@@ -294,4 +414,40 @@ PYBIND11_MODULE(_occupancy, mod) {
         },
         py::arg("routes"), py::arg("mapping"), py::arg("s"), py::arg("t"), py::arg("vol"),
         "Link loads of a (partial, -1 = unmapped) mapping over the pairs (s, t, vol).");
+
+    mod.def(
+        "fill_prefix",
+        [](const PairsView& G, const RoutesView& Rt, Out<i64> mapping, Out<double> node_load,
+           Out<double> link_load, Arr<i64> unmapped, i64 q, double inv_cq, double cap_q,
+           double cur, double rest, Arr<double> inv_bw, bool open_metric, double open_vol,
+           double adj, double u, bool early_exit, double tie, py::object poll,
+           Out<i64> count) {
+            State s = state_of(G, Rt, mapping, node_load, link_load);
+            Rt.processor(q, "q");
+            need(unmapped.ndim() == 1, "unmapped must be 1-D, got shape " + shape_of(unmapped));
+            need_length(inv_bw, Rt.n_links, "inv_bw", "n_links");
+            i64* cnt = writable(count, 1, "count");
+            const i64 n_u = unmapped.shape(0);
+            const i64* un = unmapped.data();
+            std::vector<char> seen(static_cast<std::size_t>(G.g.n), 0);
+            for (i64 i = 0; i < n_u; ++i) {
+                G.task(un[i]);
+                need(s.mapping[un[i]] < 0 && !seen[un[i]],
+                     "unmapped must hold distinct unmapped tasks");
+                seen[un[i]] = 1;
+            }
+            return fill_prefix(G, Rt, s, un, n_u, q, inv_cq, cap_q, cur, rest, inv_bw.data(),
+                               open_metric, open_vol, adj, u, early_exit, tie, poll, cnt);
+        },
+        py::arg("pairs"), py::arg("routes"), py::arg("mapping").noconvert(),
+        py::arg("node_load").noconvert(), py::arg("link_load").noconvert(), py::arg("unmapped"),
+        py::arg("q"), py::arg("inv_cq"), py::arg("cap_q"), py::arg("cur"), py::arg("rest"),
+        py::arg("inv_bw"), py::arg("open_metric"), py::arg("open_vol"), py::arg("adj"),
+        py::arg("u"), py::arg("early_exit"), py::arg("tie"), py::arg("poll"),
+        py::arg("count").noconvert(),
+        "engine.Engine.map_tasks_on's loop: the tasks `unmapped` put on processor q in order, "
+        "the best prefix kept (the rest taken off in reverse); returns its length. The "
+        "occupancy so far `cur`, the weight left `rest`, the open volume `open_vol` (used "
+        "with open_metric) as the Python loop has them; u NaN: no bound; `poll` (a callable "
+        "or None) before the tasks 0, 64, ...; count[0] += each task placed.");
 }

@@ -5,6 +5,8 @@ of the task mapper (GIL released); slow twin in :mod:`coalloc.taskmap._reference
 users :mod:`coalloc.taskmap.routing` and :mod:`coalloc.taskmap.occupancy`.
 """
 
+from typing import Callable
+
 import numpy as np
 import numpy.typing as npt
 
@@ -79,3 +81,27 @@ def link_loads(
     vol: npt.ArrayLike,
 ) -> npt.NDArray[np.float64]:
     """Link loads of a (partial, -1 = unmapped) mapping over the pairs (s, t, vol)."""
+
+def fill_prefix(
+    pairs: Pairs,
+    routes: Routes,
+    mapping: npt.NDArray[np.int64],
+    node_load: npt.NDArray[np.float64],
+    link_load: npt.NDArray[np.float64],
+    unmapped: npt.ArrayLike,
+    q: int,
+    inv_cq: float,
+    cap_q: float,
+    cur: float,
+    rest: float,
+    inv_bw: npt.ArrayLike,
+    open_metric: bool,
+    open_vol: float,
+    adj: float,
+    u: float,
+    early_exit: bool,
+    tie: float,
+    poll: Callable[[], object] | None,
+    count: npt.NDArray[np.int64],
+) -> int:
+    """engine.Engine.map_tasks_on's loop; returns the best prefix's length."""

@@ -142,6 +142,7 @@ def grow(
     >>> grow(lv, np.arange(4), 2.0).tolist()  # the path 0 - 1 - 2 - 3 cut at its light edge
     [False, False, True, True]
     """
+    _multilevel._rest_heap(REST_HEAP)
     n_loc = verts.shape[0]
     wloc = level.vw[verts]
     tol = max(float(wloc.max()), 0.02 * float(wloc.sum()))  # balance of the FM passes
@@ -198,6 +199,13 @@ def grow(
 #: tries are not kept (their gate reads the clock). The same parts, so the same answers.
 #: False: every try computed.
 GROW_MEMO = True
+
+#: Issue 40 (h64cpu; the same parts, so the same answers): the compiled growing's restart
+#: (an empty heap: the vertex outside and not skipped of largest gain, the first of those)
+#: from a second heap instead of a scan of every vertex, made ~50 times a ``grow_fm`` call
+#: on the 30 of ``bench/taskmap/vs_peers.py`` (-33 % of its CPU there). Passed to the
+#: kernel (``_multilevel._rest_heap``) by :func:`grow` and :func:`bisect_map`. False: the scan.
+REST_HEAP = True
 
 
 def _tried(level: TaskLevel, prep: dict, wloc: np.ndarray) -> dict:
@@ -670,6 +678,7 @@ def bisect_map(
     sh = share[subset]
     m = np.zeros(level.n, dtype=np.int64)
     stack = [(np.arange(level.n), 0, subset.shape[0])]
+    _multilevel._rest_heap(REST_HEAP)  # (bisect_block's growing too)
     if BLOCK_KERNEL:  # the slow gaps before each position: a block without any is all fast
         slow_before = np.concatenate([[0], np.cumsum(gap_a > fast * (1 + 1e-9))]).tolist()
         most = None if interrupt.current() is None else BLOCK_POLLED

@@ -16,6 +16,8 @@ from .._shared import interrupt
 from . import _multilevel, blockswap, sumcycle, swaprefine
 from .levels import expand
 from .refinement import TINY, RefineState
+from .sumwork import SumWork as _SumWork
+from .sumwork import swap_partners
 
 __all__ = ["final_cycles", "held_sum", "sum_refine"]
 
@@ -40,6 +42,16 @@ TABLE_KERNEL = True
 EJECT_KERNEL = True
 CROSS_KERNEL = True
 RADIX_ORDER = True
+#: Issue 40 (h64cpu; the same moves in the same order, so the same answers; False: the
+#: Python loop): :func:`_sum_moves`' loop over the moves compiled (``_multilevel.sum_moves``,
+#: twin :func:`coalloc.taskmap._reference.summoves.sum_moves`).
+MOVES_KERNEL = True
+#: (h64cpu, the same) a swap's and an ejection's make-check-undo compiled
+#: (``_multilevel.swap_try`` / ``eject_try``, twins in ``_reference.summoves``).
+TRY_KERNEL = True
+#: (h64cpu, the same) a swap's partners compiled (``_multilevel.swap_partners``; False:
+#: :func:`coalloc.taskmap.sumwork.swap_partners`, the NumPy code).
+PARTNERS_KERNEL = True
 
 
 def _cross_gains(state: RefineState, positive: bool = True) -> tuple:
@@ -281,41 +293,6 @@ def _phases(work: _SumWork, passes: int) -> int:
     return moved
 
 
-class _SumWork:
-    """What the phases of :func:`sum_refine` share: the mapping, the cap on every
-    occupancy (``limit``), the count of tries made (``done``) and allowed (``max_work``),
-    and, within a pass, the tasks moved (``touched``) and those moved or next to a move
-    (``near``, a list: one look-up a task)."""
-
-    def __init__(self, state: RefineState, limit: float, max_work: int):
-        self.state, self.limit, self.max_work = state, limit, max_work
-        self.done = 0
-        self.new_pass()
-
-    def new_pass(self) -> None:
-        """No task moved yet."""
-        self.touched = np.zeros(self.state.level.n, dtype=bool)
-        self.near = [False] * self.state.level.n
-
-    def touch(self, *ts: int) -> None:
-        """Mark the tasks ``ts`` moved, and them and their neighbours near a move (the
-        level's graph is symmetric: ``u`` is next to ``t`` when ``t`` is next to ``u``)."""
-        lv = self.state.level
-        for t in ts:
-            self.touched[t] = True
-            self.near[t] = True
-            for u in lv.ix[lv.ip[t] : lv.ip[t + 1]].tolist():
-                self.near[u] = True
-
-    def spent(self) -> bool:
-        """Whether the tries allowed are all made."""
-        return self.done >= self.max_work
-
-    def blocked(self, t: int) -> bool:
-        """Whether ``t`` or one of its neighbours moved in this pass."""
-        return self.near[t]
-
-
 def _sum_pass(work: _SumWork, eject: bool):
     """One pass of :func:`sum_refine` over the boundary: the single moves of most gain,
     then swaps, then (``eject``) ejections for the moves blocked; the moves made (a swap or
@@ -350,6 +327,17 @@ def _sum_moves(work: _SumWork, ct: np.ndarray, cb: np.ndarray) -> tuple:
         up, _ = _multilevel.score_moves(lv.kern, topo.routes, state.m, state.lload, topo.bw,
                                         ct[sel], cb[sel], -1, TINY)  # fmt: skip
         okl[sel] = up <= limit
+    if MOVES_KERNEL:  # the same loop, compiled
+        done = np.array([work.done], dtype=np.int64)
+        try:
+            applied, left_ = _multilevel.sum_moves(
+                lv.kern, topo.routes, state.m, state.lload, state.nload, topo.bw, topo.cap, vw,
+                ct, cb, okl, np.frombuffer(work.near, dtype=bool), work.touched, done,
+                work.max_work, limit, TINY, _POLL, interrupt.check,
+            )  # fmt: skip
+        finally:
+            work.done = int(done[0])
+        return applied, left_.tolist()
     left: list = []
     applied = 0
     for k in range(ct.shape[0]):
@@ -464,7 +452,7 @@ def _sum_swaps(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
     unscored, as the scoring would find none in the same state."""
     state, limit = work.state, work.limit
     topo, lv = state.topo, state.level
-    ip, ix, iw, vw = lv.ip, lv.ix, lv.iw, lv.vw
+    vw = lv.vw
     applied = 0
     table, since = None, 0
     for i, k in enumerate(left):
@@ -484,29 +472,20 @@ def _sum_swaps(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndarray,
         pair_of, offsets, tasks, gains, largest = table
         j = int(pair_of[i - since])
         g_t = float(gain[k])  # t and its neighbours unmoved this pass: as listed
-        thr = TINY * (1 + abs(g_t))
-        if not g_t + largest[j] > thr:
-            continue  # no task of b is a partner that gains
         on_b, gains_b = tasks[offsets[j] : offsets[j + 1]], gains[offsets[j] : offsets[j + 1]]
-        free = np.flatnonzero(~work.touched[on_b])
-        if not free.shape[0]:
-            continue
-        us = on_b[free]
-        dw = vw[us] - vw[t]  # what a gains and b loses in compute
-        fit = (state.nload[a] + dw <= np.maximum(limit * topo.cap[a], state.nload[a])) & (
-            state.nload[b] - dw <= np.maximum(limit * topo.cap[b], state.nload[b])
-        )
-        us, free = us[fit], free[fit]
-        if not us.shape[0]:
-            continue
-        nb_t = ix[ip[t] : ip[t + 1]]
-        w_tu = np.zeros(lv.n)
-        np.add.at(w_tu, nb_t, iw[ip[t] : ip[t + 1]])
-        g = g_t + gains_b[free] - 2 * w_tu[us] * topo.cost[a, b]
-        good = g > thr
-        for u in us[good][np.argsort(-g[good], kind="stable")][:_SWAP_TRIES].tolist():
+        partners = _multilevel.swap_partners if PARTNERS_KERNEL else swap_partners
+        for u in partners(lv.kern if PARTNERS_KERNEL else lv, state.m, vw, state.nload, topo.cap,
+                          topo.cost, work.touched, t, b, g_t, float(largest[j]), on_b, gains_b,
+                          limit, TINY, _SWAP_TRIES).tolist():  # fmt: skip
             work.done += 1
             table = None  # a try: the loads change (made, or undone up to rounding)
+            if TRY_KERNEL:  # the same try, compiled
+                if _multilevel.swap_try(lv.kern, topo.routes, state.m, state.lload, state.nload,
+                                        topo.bw, topo.cap, vw, t, u, b, limit, TINY):  # fmt: skip
+                    work.touch(t, u)
+                    applied += 2
+                    break
+                continue
             links = np.union1d(_links_of(state, t, b), _links_of(state, u, a))
             procs = np.array([a, b])
             before = (state.nload[procs].copy(), state.lload[links].copy())
@@ -594,6 +573,14 @@ def _sum_ejections(work: _SumWork, ct: np.ndarray, cb: np.ndarray, gain: np.ndar
                 continue
             work.done += 1
             live = None  # a try: the loads change (made, or undone up to rounding)
+            if TRY_KERNEL:  # the same try, compiled
+                if _multilevel.eject_try(lv.kern, topo.routes, state.m, state.lload, state.nload,
+                                         topo.bw, topo.cap, vw, topo.cost, t, b, v, c, g_t, limit,
+                                         TINY):  # fmt: skip
+                    work.touch(t, v)
+                    applied += 2
+                    break
+                continue
             procs = np.array([a, b, c])
             every = np.arange(topo.E)  # the links either move may load: all (few)
             before = (state.nload[procs].copy(), state.lload.copy())

@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["Routes", "Pairs", "place", "remove", "move", "route_uses", "link_loads"]
+__all__ = ["Routes", "Pairs", "place", "remove", "move", "route_uses", "link_loads", "fill_prefix"]
 
 
 def _need(ok: bool, msg: str) -> None:
@@ -232,3 +232,68 @@ def link_loads(routes: Routes, mapping, s, t, vol) -> np.ndarray:
                 tmp[k] += w
         out += tmp
     return out
+
+
+def fill_prefix(pairs: Pairs, routes: Routes, mapping, node_load, link_load, unmapped, q: int,
+                inv_cq: float, cap_q: float, cur: float, rest: float, inv_bw, open_metric: bool,
+                open_vol: float, adj: float, u: float, early_exit: bool, tie: float, poll,
+                count) -> int:  # fmt: skip
+    """:meth:`coalloc.taskmap.engine.Engine.map_tasks_on`'s loop: the tasks ``unmapped``
+    put on processor ``q`` in order (:func:`place`), the length of the best prefix found,
+    the tasks after it taken off again in reverse (:func:`remove`); returns that length.
+
+    ``cur`` (the maximum occupancy before), ``rest`` (the weight of ``unmapped``) and
+    ``open_vol`` (the volume from ``q``'s tasks to unmapped ones, used with
+    ``open_metric``) as the engine has them; ``u`` NaN: no bound; ``poll`` (a callable or
+    None) called before the tasks 0, 64, 128, ...; ``count[0]`` incremented at each task
+    placed (before a poll that raises, as many as were placed)."""
+    _state(pairs, routes, mapping, node_load, link_load)
+    q = routes.processor(q, "q")
+    un = np.ascontiguousarray(unmapped, dtype=np.int64)
+    _need(un.ndim == 1, "unmapped must be 1-D")
+    inv_bw = np.ascontiguousarray(inv_bw, dtype=np.float64)
+    _need(inv_bw.shape == (routes.n_links,), "inv_bw must have shape (n_links,)")
+    if not isinstance(count, np.ndarray) or count.dtype != np.int64 or count.shape != (1,):
+        raise TypeError("count must be a C-contiguous int64 array of shape (1,)")
+    for t in un.tolist():
+        pairs.task(t)
+    _need(bool(np.all(mapping[un] < 0)) and np.unique(un).shape[0] == un.shape[0],
+          "unmapped must hold distinct unmapped tasks")  # fmt: skip
+    ip, ix, pw, w = pairs.indptr, pairs.indices, pairs.weight, pairs.node_weight
+    best_m, best_i, placed = np.inf, 0, 0
+    n_u = un.shape[0]
+    for i in range(n_u):
+        if not i & 63 and poll is not None:
+            poll()
+        t = int(un[i])
+        ids = place(pairs, routes, mapping, node_load, link_load, t, q)
+        placed += 1
+        count[0] += 1
+        occ = node_load[q] * inv_cq
+        if occ > cur:
+            cur = occ
+        if ids.shape[0]:
+            lo_ = float((link_load[ids] * inv_bw[ids]).max())
+            if lo_ > cur:
+                cur = lo_
+        rest -= w[t]
+        if i == n_u - 1:
+            comp = 0.0
+        else:
+            comp = max(rest, 0.0) / cap_q if cap_q > 0 else np.inf
+        m_i = max(cur, comp)
+        if open_metric:
+            vol, where = pw[ip[t] : ip[t + 1]], mapping[ix[ip[t] : ip[t + 1]]]
+            open_vol += float(vol[where < 0].sum()) - float(vol[where == q].sum())
+            if open_vol > 1e-12 * (1.0 + abs(open_vol)):
+                m_i = max(m_i, open_vol / adj if adj > 0 else np.inf)
+        if cur > u * (1 + tie):  # (NaN: no bound)
+            break
+        if early_exit and cur > best_m * (1 + tie):
+            break
+        if m_i <= best_m * (1 + tie):
+            best_m = min(best_m, m_i)
+            best_i = i + 1
+    for j in range(placed - 1, best_i - 1, -1):
+        remove(pairs, routes, mapping, node_load, link_load, int(un[j]))
+    return best_i
