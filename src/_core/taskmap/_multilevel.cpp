@@ -36,6 +36,40 @@ using coalloc::bind::Arr;
 using coalloc::bind::need;
 using coalloc::bind::need_length;
 using coalloc::bind::shape_of;
+using coalloc::bind::need_writeable;
+
+// An int64 (ints) or float64 array a kernel updates in place (need_writeable).
+inline void need_own(const py::array& a, bool ints, i64 len, const char* name) {
+    if (ints)
+        need_writeable(a, py::dtype::of<i64>(), "int64", len, name);
+    else
+        need_writeable(a, py::dtype::of<double>(), "float64", len, name);
+}
+
+// Every vertex of the mapping pm (n of them) on a processor in [0, P).
+inline void need_mapped(const i64* pm, i64 n, i64 P) {
+    for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+}
+
+// Task t and each of its neighbours (CSR pip, pix) on a processor in [0, P): what a kernel
+// that reads the mapping around t only checks.
+inline void need_placed(const i64* pm, const i64* pip, const i64* pix, i64 t, i64 P) {
+    need(pm[t] >= 0 && pm[t] < P, "m must hold processors in [0, P)");
+    for (i64 q = pip[t]; q < pip[t + 1]; ++q)
+        need(pm[pix[q]] >= 0 && pm[pix[q]] < P, "m must hold processors in [0, P)");
+}
+
+// The k candidate moves rt[i] -> rb[i] (rt grouped by task): tasks in [0, n), processors in
+// [0, P), and each task with its neighbours placed (need_placed).
+inline void need_moves(const i64* prt, const i64* prb, i64 k, i64 n, i64 P, const i64* pm,
+                       const i64* pip, const i64* pix) {
+    for (i64 i = 0; i < k; ++i) {
+        need(prt[i] >= 0 && prt[i] < n, "rt must hold tasks in [0, n)");
+        need(prb[i] >= 0 && prb[i] < P, "rb must hold processors in [0, P)");
+        if (i > 0 && prt[i] == prt[i - 1]) continue;
+        need_placed(pm, pip, pix, prt[i], P);
+    }
+}
 
 // The routes between processors as CSR (pair a * P + b), validated once.
 struct PairRoutesView {
@@ -695,14 +729,7 @@ PYBIND11_MODULE(_multilevel, mod) {
             const i64* pm = m.data();
             const i64* prt = rt.data();
             const i64* prb = rb.data();
-            for (i64 i = 0; i < k; ++i) {
-                need(prt[i] >= 0 && prt[i] < n, "rt must hold tasks in [0, n)");
-                need(prb[i] >= 0 && prb[i] < P, "rb must hold processors in [0, P)");
-                const i64 t = prt[i];
-                need(pm[t] >= 0 && pm[t] < P, "m must hold processors in [0, P)");
-                for (i64 q = pip[t]; q < pip[t + 1]; ++q)
-                    need(pm[pix[q]] >= 0 && pm[pix[q]] < P, "m must hold processors in [0, P)");
-            }
+            need_moves(prt, prb, k, n, P, pm, pip, pix);
             py::array_t<double> up(k), dv(k);
             double* pup = up.mutable_data();
             double* pdv = dv.mutable_data();
@@ -862,18 +889,9 @@ PYBIND11_MODULE(_multilevel, mod) {
            py::array nload, double w, i64 t, i64 b) {
             // the three arrays are updated in place: exactly int64 / float64, contiguous,
             // writeable (a converted copy would lose the update)
-            auto own = [](const py::array& a, bool ints, i64 len, const char* name) {
-                const bool ok = ints ? a.dtype().is(py::dtype::of<i64>())
-                                     : a.dtype().is(py::dtype::of<double>());
-                need(ok && a.ndim() == 1 && a.writeable() &&
-                         (a.flags() & py::array::c_style) && a.shape(0) == len,
-                     std::string(name) + " must be a writeable contiguous 1-D " +
-                         (ints ? "int64" : "float64") + " array of length " +
-                         std::to_string(len));
-            };
-            own(m, true, G.n, "m");
-            own(lload, false, R.E, "lload");
-            own(nload, false, R.P, "nload");
+            need_own(m, true, G.n, "m");
+            need_own(lload, false, R.E, "lload");
+            need_own(nload, false, R.P, "nload");
             need(t >= 0 && t < G.n, "t must be a vertex in [0, n)");
             need(b >= 0 && b < R.P, "b must be a processor in [0, P)");
             i64* pm = static_cast<i64*>(m.mutable_data());
@@ -882,9 +900,7 @@ PYBIND11_MODULE(_multilevel, mod) {
             const i64* pip = G.ip.data();
             const i64* pix = G.ix.data();
             const double* pw = G.iw.data();
-            need(pm[t] >= 0 && pm[t] < R.P, "m must hold processors in [0, P)");
-            for (i64 q = pip[t]; q < pip[t + 1]; ++q)
-                need(pm[pix[q]] >= 0 && pm[pix[q]] < R.P, "m must hold processors in [0, P)");
+            need_placed(pm, pip, pix, t, R.P);
             const i64* prp = R.rptr.data();
             const i64* prl = R.rlink.data();
             const i64 P = R.P, a = pm[t];
@@ -945,9 +961,7 @@ PYBIND11_MODULE(_multilevel, mod) {
                 need(pli[i] >= 0 && pli[i] < P, "light must hold processors in [0, P)");
             for (i64 i = 0; i < k; ++i) {
                 need(pt[i] >= 0 && pt[i] < G.n, "tasks must hold vertices in [0, n)");
-                need(pm[pt[i]] >= 0 && pm[pt[i]] < P, "m must hold processors in [0, P)");
-                for (i64 q = pip[pt[i]]; q < pip[pt[i] + 1]; ++q)
-                    need(pm[pix[q]] >= 0 && pm[pix[q]] < P, "m must hold processors in [0, P)");
+                need_placed(pm, pip, pix, pt[i], P);
             }
             std::vector<i64> rt, rb;
             PySmallIntSet dest;
@@ -994,15 +1008,7 @@ PYBIND11_MODULE(_multilevel, mod) {
             const i64* prt = rt.data();
             const i64* prb = rb.data();
             const double* pnp = node_part.data();
-            for (i64 i = 0; i < k; ++i) {
-                need(prt[i] >= 0 && prt[i] < n, "rt must hold tasks in [0, n)");
-                need(prb[i] >= 0 && prb[i] < P, "rb must hold processors in [0, P)");
-                const i64 t = prt[i];
-                if (i > 0 && t == prt[i - 1]) continue;  // (a task's moves come together)
-                need(pm[t] >= 0 && pm[t] < P, "m must hold processors in [0, P)");
-                for (i64 q = pip[t]; q < pip[t + 1]; ++q)
-                    need(pm[pix[q]] >= 0 && pm[pix[q]] < P, "m must hold processors in [0, P)");
-            }
+            need_moves(prt, prb, k, n, P, pm, pip, pix);
             const double* pl = lload.data();
             const double* pbw = bw.data();
             i64 pick = -1;
@@ -1028,7 +1034,7 @@ PYBIND11_MODULE(_multilevel, mod) {
             need_length(m, n, "m");
             need_length(vw, n, "vw");
             const i64* pm = m.data();
-            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            need_mapped(pm, n, P);
             py::array_t<double> nload(P), lload(E);
             double* pn = nload.mutable_data();
             double* pl = lload.mutable_data();
@@ -1062,10 +1068,7 @@ PYBIND11_MODULE(_multilevel, mod) {
         [](const LevelView& G, py::array m, Arr<double> nload, Arr<double> vw, Arr<double> cost,
            Arr<double> ub, i64 chunk, py::object poll) {
             const i64 n = G.n;
-            need(m.dtype().is(py::dtype::of<i64>()) && m.ndim() == 1 && m.writeable() &&
-                     (m.flags() & py::array::c_style) && m.shape(0) == n,
-                 "m must be a writeable contiguous 1-D int64 array of length " +
-                     std::to_string(n));
+            need_own(m, true, n, "m");
             need(nload.ndim() == 1, "nload must be 1-D, got shape " + shape_of(nload));
             const i64 P = nload.shape(0);
             need_length(vw, n, "vw");
@@ -1073,7 +1076,7 @@ PYBIND11_MODULE(_multilevel, mod) {
             need(cost.ndim() == 2 && cost.shape(0) == P && cost.shape(1) == P,
                  "cost must have shape (P, P), got " + shape_of(cost));
             i64* pm = static_cast<i64*>(m.mutable_data());
-            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            need_mapped(pm, n, P);
             const i64* pip = G.ip.data();
             const i64* pix = G.ix.data();
             const double* pw = G.iw.data();
@@ -1179,7 +1182,7 @@ PYBIND11_MODULE(_multilevel, mod) {
                  "cost must be square, got shape " + shape_of(cost));
             const i64 P = cost.shape(0);
             const i64* pm = m.data();
-            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            need_mapped(pm, n, P);
             const i64* pip = G.ip.data();
             const i64* pix = G.ix.data();
             const double* pw = G.iw.data();
@@ -1247,7 +1250,7 @@ PYBIND11_MODULE(_multilevel, mod) {
             const i64 P = static_cast<i64>(std::llround(std::sqrt(static_cast<double>(PP))));
             need(P * P == PP && P >= 1, "pair_mark must have P * P entries");
             const i64* pm = m.data();
-            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            need_mapped(pm, n, P);
             need(lptr.ndim() == 1 && lpairs.ndim() == 1, "lptr and lpairs must be 1-D");
             const i64 E = lptr.shape(0) - 1;
             need(link ? (idx >= 0 && idx < E) : (idx >= 0 && idx < P),
@@ -1331,10 +1334,7 @@ PYBIND11_MODULE(_multilevel, mod) {
             need(0 <= lo && lo < hi && hi <= S, "need 0 <= lo < hi <= len(subset)");
             need_length(vw, n, "vw");
             need(passes >= 0, "passes must be >= 0");
-            need(m.dtype().is(py::dtype::of<i64>()) && m.ndim() == 1 && m.writeable() &&
-                     (m.flags() & py::array::c_style) && m.shape(0) == n,
-                 "m must be a writeable contiguous 1-D int64 array of length " +
-                     std::to_string(n));
+            need_own(m, true, n, "m");
             const i64 k0 = verts.shape(0);
             const i64* pv0 = verts.data();
             std::vector<char> seen(static_cast<std::size_t>(n), 0);
@@ -1441,15 +1441,7 @@ PYBIND11_MODULE(_multilevel, mod) {
             const i64* prt = rt.data();
             const i64* prb = rb.data();
             const bool* pov = over.data();
-            for (i64 i = 0; i < k; ++i) {
-                need(prt[i] >= 0 && prt[i] < n, "rt must hold tasks in [0, n)");
-                need(prb[i] >= 0 && prb[i] < P, "rb must hold processors in [0, P)");
-                const i64 t = prt[i];
-                if (i > 0 && t == prt[i - 1]) continue;
-                need(pm[t] >= 0 && pm[t] < P, "m must hold processors in [0, P)");
-                for (i64 q = pip[t]; q < pip[t + 1]; ++q)
-                    need(pm[pix[q]] >= 0 && pm[pix[q]] < P, "m must hold processors in [0, P)");
-            }
+            need_moves(prt, prb, k, n, P, pm, pip, pix);
             const double* pl = lload.data();
             const double* pbw = bw.data();
             i64 pick = -1;
@@ -1546,15 +1538,7 @@ PYBIND11_MODULE(_multilevel, mod) {
             const i64* pm = m.data();
             const i64* prt = rt.data();
             const i64* prb = rb.data();
-            for (i64 i = 0; i < k; ++i) {
-                need(prt[i] >= 0 && prt[i] < n, "rt must hold tasks in [0, n)");
-                need(prb[i] >= 0 && prb[i] < P, "rb must hold processors in [0, P)");
-                const i64 t = prt[i];
-                if (i > 0 && t == prt[i - 1]) continue;
-                need(pm[t] >= 0 && pm[t] < P, "m must hold processors in [0, P)");
-                for (i64 q = pip[t]; q < pip[t + 1]; ++q)
-                    need(pm[pix[q]] >= 0 && pm[pix[q]] < P, "m must hold processors in [0, P)");
-            }
+            need_moves(prt, prb, k, n, P, pm, pip, pix);
             const double* pn = nload.data();
             const double* pc = cap.data();
             const double* pv = vw.data();
@@ -1608,7 +1592,7 @@ PYBIND11_MODULE(_multilevel, mod) {
             const i64 k = t.shape(0);
             need_length(b, k, "b", "len(t)");
             const i64* pm = m.data();
-            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            need_mapped(pm, n, P);
             const i64* pt = t.data();
             const i64* pb = b.data();
             for (i64 i = 0; i < k; ++i)
@@ -1707,7 +1691,7 @@ PYBIND11_MODULE(_multilevel, mod) {
             const i64* pb = b.data();
             const i64* pet = et.data();
             const i64* pec = ec.data();
-            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            need_mapped(pm, n, P);
             for (i64 i = 0; i < k; ++i)
                 need(pt[i] >= 0 && pt[i] < n && pb[i] >= 0 && pb[i] < P,
                      "t must hold tasks and b processors");
@@ -1790,7 +1774,7 @@ PYBIND11_MODULE(_multilevel, mod) {
             const i64* ppo = pair_of.data();
             const i64* pof = offsets.data();
             const i64* ptk = tasks.data();
-            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            need_mapped(pm, n, P);
             for (i64 j = 0; j + 1 < np1; ++j)
                 need(0 <= pof[j] && pof[j] <= pof[j + 1] && pof[j + 1] <= tasks.shape(0),
                      "offsets must index tasks");
@@ -1852,20 +1836,13 @@ PYBIND11_MODULE(_multilevel, mod) {
            Arr<i64> cb, Arr<bool> okl, py::array near, py::array touched, py::array done,
            i64 max_work, double limit, double tiny, i64 every, py::object poll) {
             // updated in place: exactly these dtypes, contiguous, writeable, never a copy
-            auto own = [](const py::array& a, const py::dtype& dt, const char* kind, i64 len,
-                          const char* name) {
-                need(a.dtype().is(dt) && a.ndim() == 1 && a.writeable() &&
-                         (a.flags() & py::array::c_style) && a.shape(0) == len,
-                     std::string(name) + " must be a writeable contiguous 1-D " + kind +
-                         " array of length " + std::to_string(len));
-            };
             const i64 n = G.n, P = R.P, E = R.E;
-            own(m, py::dtype::of<i64>(), "int64", n, "m");
-            own(lload, py::dtype::of<double>(), "float64", E, "lload");
-            own(nload, py::dtype::of<double>(), "float64", P, "nload");
-            own(near, py::dtype::of<bool>(), "bool", n, "near");
-            own(touched, py::dtype::of<bool>(), "bool", n, "touched");
-            own(done, py::dtype::of<i64>(), "int64", 1, "done");
+            need_writeable(m, py::dtype::of<i64>(), "int64", n, "m");
+            need_writeable(lload, py::dtype::of<double>(), "float64", E, "lload");
+            need_writeable(nload, py::dtype::of<double>(), "float64", P, "nload");
+            need_writeable(near, py::dtype::of<bool>(), "bool", n, "near");
+            need_writeable(touched, py::dtype::of<bool>(), "bool", n, "touched");
+            need_writeable(done, py::dtype::of<i64>(), "int64", 1, "done");
             need_length(bw, E, "bw", "n_links");
             need_length(cap, P, "cap", "P");
             need_length(vw, n, "vw", "n");
@@ -1891,7 +1868,7 @@ PYBIND11_MODULE(_multilevel, mod) {
             const double* pbw = bw.data();
             const double* pcap = cap.data();
             const double* pvw = vw.data();
-            for (i64 v = 0; v < n; ++v) need(pm[v] >= 0 && pm[v] < P, "m must hold processors in [0, P)");
+            need_mapped(pm, n, P);
             for (i64 i = 0; i < k; ++i) {
                 need(pct[i] >= 0 && pct[i] < n, "ct must hold tasks in [0, n)");
                 need(pcb[i] >= 0 && pcb[i] < P, "cb must hold processors in [0, P)");
@@ -1988,18 +1965,9 @@ PYBIND11_MODULE(_multilevel, mod) {
            py::array nload, Arr<double> bw, Arr<double> cap, Arr<double> vw, i64 t, i64 u,
            i64 b, double limit, double tiny) {
             const i64 n = G.n, P = R.P, E = R.E;
-            auto own = [](const py::array& a, bool ints, i64 len, const char* name) {
-                const bool ok = ints ? a.dtype().is(py::dtype::of<i64>())
-                                     : a.dtype().is(py::dtype::of<double>());
-                need(ok && a.ndim() == 1 && a.writeable() &&
-                         (a.flags() & py::array::c_style) && a.shape(0) == len,
-                     std::string(name) + " must be a writeable contiguous 1-D " +
-                         (ints ? "int64" : "float64") + " array of length " +
-                         std::to_string(len));
-            };
-            own(m, true, n, "m");
-            own(lload, false, E, "lload");
-            own(nload, false, P, "nload");
+            need_own(m, true, n, "m");
+            need_own(lload, false, E, "lload");
+            need_own(nload, false, P, "nload");
             need_length(bw, E, "bw", "n_links");
             need_length(cap, P, "cap", "P");
             need_length(vw, n, "vw", "n");
@@ -2008,11 +1976,7 @@ PYBIND11_MODULE(_multilevel, mod) {
             i64* pm = static_cast<i64*>(m.mutable_data());
             const i64* pip = G.ip.data();
             const i64* pix = G.ix.data();
-            for (i64 x : {t, u})
-                for (i64 q = pip[x]; q <= pip[x + 1]; ++q) {
-                    const i64 y = q < pip[x + 1] ? pix[q] : x;
-                    need(pm[y] >= 0 && pm[y] < P, "m must hold processors in [0, P)");
-                }
+            for (i64 x : {t, u}) need_placed(pm, pip, pix, x, P);
             need(pm[u] == b && pm[t] != b, "u must be on b, t elsewhere");
             double* pl = static_cast<double*>(lload.mutable_data());
             double* pn = static_cast<double*>(nload.mutable_data());
@@ -2068,18 +2032,9 @@ PYBIND11_MODULE(_multilevel, mod) {
            py::array nload, Arr<double> bw, Arr<double> cap, Arr<double> vw, Arr<double> cost,
            i64 t, i64 b, i64 v, i64 c, double g_t, double limit, double tiny) {
             const i64 n = G.n, P = R.P, E = R.E;
-            auto own = [](const py::array& a, bool ints, i64 len, const char* name) {
-                const bool ok = ints ? a.dtype().is(py::dtype::of<i64>())
-                                     : a.dtype().is(py::dtype::of<double>());
-                need(ok && a.ndim() == 1 && a.writeable() &&
-                         (a.flags() & py::array::c_style) && a.shape(0) == len,
-                     std::string(name) + " must be a writeable contiguous 1-D " +
-                         (ints ? "int64" : "float64") + " array of length " +
-                         std::to_string(len));
-            };
-            own(m, true, n, "m");
-            own(lload, false, E, "lload");
-            own(nload, false, P, "nload");
+            need_own(m, true, n, "m");
+            need_own(lload, false, E, "lload");
+            need_own(nload, false, P, "nload");
             need_length(bw, E, "bw", "n_links");
             need_length(cap, P, "cap", "P");
             need_length(vw, n, "vw", "n");
@@ -2090,11 +2045,7 @@ PYBIND11_MODULE(_multilevel, mod) {
             i64* pm = static_cast<i64*>(m.mutable_data());
             const i64* pip = G.ip.data();
             const i64* pix = G.ix.data();
-            for (i64 x : {t, v})
-                for (i64 q = pip[x]; q <= pip[x + 1]; ++q) {
-                    const i64 y = q < pip[x + 1] ? pix[q] : x;
-                    need(pm[y] >= 0 && pm[y] < P, "m must hold processors in [0, P)");
-                }
+            for (i64 x : {t, v}) need_placed(pm, pip, pix, x, P);
             need(pm[v] == b && pm[t] != b, "v must be on b, t elsewhere");
             double* pl = static_cast<double*>(lload.mutable_data());
             double* pn = static_cast<double*>(nload.mutable_data());

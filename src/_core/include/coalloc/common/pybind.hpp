@@ -76,6 +76,17 @@ inline void need_shape(const py::array& a, i64 r, i64 c, const std::string& name
              std::to_string(c) + "), got " + shape_of(a));
 }
 
+// a is updated in place by a kernel: exactly dtype dt (`kind` in the message), 1-D of
+// length len, C-contiguous and writeable (a converted copy would lose the update):
+// "<name> must be a writeable contiguous 1-D <kind> array of length <len>".
+inline void need_writeable(const py::array& a, const py::dtype& dt, const std::string& kind,
+                           i64 len, const std::string& name) {
+    need(a.dtype().is(dt) && a.ndim() == 1 && a.writeable() &&
+             (a.flags() & py::array::c_style) && a.shape(0) == len,
+         name + " must be a writeable contiguous 1-D " + kind + " array of length " +
+             std::to_string(len));
+}
+
 // Converts obj like an Arr<T> argument would.  Known wart, kept for compatibility: when the
 // conversion fails, pybind11's ensure() has already cleared NumPy's error, so the caller
 // sees RuntimeError ("error_already_set called while Python error indicator not set").
