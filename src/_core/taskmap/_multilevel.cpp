@@ -24,6 +24,7 @@
 
 #include "coalloc/common/pybind.hpp"
 #include "coalloc/taskmap/occupancy.hpp"
+#include "coalloc/taskmap/npsum.hpp"
 
 namespace py = pybind11;
 namespace tk = coalloc::taskmap;
@@ -386,28 +387,7 @@ inline double np_maximum(double x, double y) {
 }
 
 
-// NumPy's sum of a contiguous float64 array (pairwise: blocks of at most 128 summed with 8
-// accumulators, halves at multiples of 8 above), the same additions in the same order.
-double np_sum(const double* a, i64 n) {
-    if (n < 8) {
-        double r = 0.0;
-        for (i64 i = 0; i < n; ++i) r += a[i];
-        return r;
-    }
-    if (n <= 128) {
-        double r[8];
-        for (int j = 0; j < 8; ++j) r[j] = a[j];
-        i64 i = 8;
-        for (; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; ++j) r[j] += a[i + j];
-        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; ++i) res += a[i];
-        return res;
-    }
-    i64 n2 = n / 2;
-    n2 -= n2 % 8;
-    return np_sum(a, n2) + np_sum(a + n2, n - n2);
-}
+using coalloc::taskmap::np_sum;  // NumPy's pairwise sum (coalloc/taskmap/npsum.hpp)
 
 // bisection.split_point: the largest gap in the middle half of lo..hi-1, the nearest the
 // middle (the first of those), as the Python code computes it.
@@ -745,18 +725,7 @@ PYBIND11_MODULE(_multilevel, mod) {
                     const i64 t = prt[i], a = pm[t], b = prb[i];
                     // +w along b - q for every neighbour q, then -w along a - q (the order of
                     // the twin's entries, so every link's delta is summed in the same order)
-                    for (int pass = 0; pass < 2; ++pass) {
-                        const i64 from = pass == 0 ? b : a;
-                        for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
-                            const double w = pass == 0 ? pw[q] : -pw[q];
-                            const i64 pair = from * P + pm[pix[q]];
-                            for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) {
-                                const i64 e = prl[j];
-                                acc[e] += w;
-                                if (!seen[e]) seen[e] = 1, used.push_back(e);
-                            }
-                        }
-                    }
+                    move_deltas(pip, pix, pw, prp, prl, pm, P, t, a, b, acc, seen, used);
                     double best = ninf;
                     for (i64 e : used) {
                         const double d = acc[e];
@@ -903,20 +872,10 @@ PYBIND11_MODULE(_multilevel, mod) {
             need_placed(pm, pip, pix, t, R.P);
             const i64* prp = R.rptr.data();
             const i64* prl = R.rlink.data();
-            const i64 P = R.P, a = pm[t];
+            const i64 P = R.P;
             // +w along b - q for every neighbour q, then -w along a - q: the order of the
             // twin's np.add.at, so every link's load is summed in the same order
-            for (int pass = 0; pass < 2; ++pass) {
-                const i64 from = pass == 0 ? b : a;
-                for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
-                    const double v = pass == 0 ? pw[q] : -pw[q];
-                    const i64 pair = from * P + pm[pix[q]];
-                    for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) pl[prl[j]] += v;
-                }
-            }
-            pn[a] -= w;
-            pn[b] += w;
-            pm[t] = b;
+            move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, w, t, b);
         },
         py::arg("level"), py::arg("routes"), py::arg("m"), py::arg("lload"), py::arg("nload"),
         py::arg("w"), py::arg("t"), py::arg("b"),
@@ -1903,18 +1862,7 @@ PYBIND11_MODULE(_multilevel, mod) {
                     // score_moves for (t, b) alone: the largest occupancy of a link whose
                     // load rises, the deltas summed in the same order
                     const i64 a = pm[t];
-                    for (int pass = 0; pass < 2; ++pass) {
-                        const i64 from = pass == 0 ? b : a;
-                        for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
-                            const double w = pass == 0 ? pw[q] : -pw[q];
-                            const i64 pair = from * P + pm[pix[q]];
-                            for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) {
-                                const i64 e = prl[j];
-                                acc[e] += w;
-                                if (!seen[e]) seen[e] = 1, used.push_back(e);
-                            }
-                        }
-                    }
+                    move_deltas(pip, pix, pw, prp, prl, pm, P, t, a, b, acc, seen, used);
                     double up = ninf;
                     for (i64 e : used) {
                         const double d = acc[e];
@@ -1927,18 +1875,7 @@ PYBIND11_MODULE(_multilevel, mod) {
                     used.clear();
                     if (!(up <= limit)) continue;
                     // RefineState.move (apply_move's additions in its order)
-                    for (int pass = 0; pass < 2; ++pass) {
-                        const i64 from = pass == 0 ? b : a;
-                        for (i64 q = pip[t]; q < pip[t + 1]; ++q) {
-                            const double v = pass == 0 ? pw[q] : -pw[q];
-                            const i64 pair = from * P + pm[pix[q]];
-                            for (i64 j = prp[pair]; j < prp[pair + 1]; ++j) pl[prl[j]] += v;
-                        }
-                    }
-                    const double wt = pvw[t];
-                    pn[a] -= wt;
-                    pn[b] += wt;
-                    pm[t] = b;
+                    move_task(pip, pix, pw, prp, prl, P, pm, pl, pn, pvw[t], t, b);
                     ptouch[t] = true;  // _SumWork.touch
                     pnear[t] = true;
                     for (i64 q = pip[t]; q < pip[t + 1]; ++q) pnear[pix[q]] = true;

@@ -13,6 +13,7 @@
 
 #include "coalloc/common/pybind.hpp"
 #include "coalloc/taskmap/occupancy.hpp"
+#include "coalloc/taskmap/npsum.hpp"
 
 namespace py = pybind11;
 namespace tk = coalloc::taskmap;
@@ -128,29 +129,7 @@ State state_of(const PairsView& G, const RoutesView& Rt, Out<i64>& mapping, Out<
             writable(link_load, Rt.n_links, "link_load")};
 }
 
-// NumPy's sum of a contiguous float64 array (pairwise: blocks of at most 128 summed with 8
-// accumulators, halves at multiples of 8 above), the same additions in the same order (as
-// _multilevel.cpp's np_sum).
-double np_sum(const double* a, i64 n) {
-    if (n < 8) {
-        double r = 0.0;
-        for (i64 i = 0; i < n; ++i) r += a[i];
-        return r;
-    }
-    if (n <= 128) {
-        double r[8];
-        for (int j = 0; j < 8; ++j) r[j] = a[j];
-        i64 i = 8;
-        for (; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; ++j) r[j] += a[i + j];
-        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; ++i) res += a[i];
-        return res;
-    }
-    i64 n2 = n / 2;
-    n2 -= n2 % 8;
-    return np_sum(a, n2) + np_sum(a + n2, n - n2);
-}
+using coalloc::taskmap::np_sum;  // NumPy's pairwise sum (coalloc/taskmap/npsum.hpp)
 
 // Python's max(a, b) and min(a, b): the first unless the second is larger (smaller).
 inline double py_max(double a, double b) { return b > a ? b : a; }
