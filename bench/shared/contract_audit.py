@@ -30,7 +30,10 @@ force of this script for GAP and load sharing, the exact method untimed otherwis
 every verified answer of every run: no bound beyond a verified answer, no ``optimal``
 worse than one, no ``infeasible`` where one exists), an untimed run repeated (same status,
 objective and bound: a bound is capped by counts, not the clock) and item 4: the default method at a
-budget and seed at least as good as every single method at the same budget and seed.
+budget and seed at least as good as every single method at the same budget and seed (a
+timed loss is judged on a repeat of both calls, the method first: counted when it repeats,
+else reported apart as the clock's draw, since two timed runs of one search differ by the
+iterations the machine gave each).
 A sample goes through the command line (``python -m coalloc ...`` in a fresh process, text
 mode with ``-o`` and ``--json``), whose printed status must equal the written one.
 
@@ -166,6 +169,21 @@ def _plan(case: Case, cls: Any, budgets: List[Optional[float]], extra: List[floa
     return out
 
 
+def _race(inst: Any, default: str, method: str, seed: int, limit: float, sense: str) -> bool:
+    """Whether a timed loss of the default to ``method`` is the clock's draw: both calls
+    repeated (the method first) and the default not worse on the repeat. Two timed calls of
+    one search at one seed differ by the iterations the machine gave each (the GAP default
+    at 0.05 s on 800 pairs runs the heuristic's own call, and the heuristic lost to itself
+    in 15 % of repeats: bench/loadshare/ISSUE40.md, h59gap); a loss that repeats counts."""
+    again = inst.solve(method, seed=seed, time_limit=limit)
+    mine = inst.solve(default, seed=seed, time_limit=limit)
+    if not (mine.has_solution and _finite(mine.objective)) or not inst.verify(mine).ok:
+        return False
+    if not (again.has_solution and _finite(again.objective)):
+        return True
+    return not better(float(again.objective), float(mine.objective), sense)
+
+
 def run(args: argparse.Namespace) -> dict:
     from coalloc._shared.family import problem_kinds
 
@@ -180,8 +198,8 @@ def run(args: argparse.Namespace) -> dict:
     cli_cases: Dict[str, int] = defaultdict(int)  # small cases sent through the CLI, per kind
     refusals: Dict[tuple, int] = defaultdict(int)  # documented size refusals (ValueError)
     dominance: Dict[tuple, List[int]] = defaultdict(
-        lambda: [0, 0]
-    )  # (kind, method) -> [cmp, worse]
+        lambda: [0, 0, 0]
+    )  # (kind, method) -> [cmp, worse, lost once to the clock (not on a repeat)]
 
     def note(kind: str, method: str, text: str) -> None:
         counts[(kind, method)] += 1
@@ -304,6 +322,10 @@ def run(args: argparse.Namespace) -> dict:
             dominance[(case.kind, method)][0] += 1
             dr, dok = mine
             if not dok or better(float(r.objective), float(dr.objective), sense):
+                if dok and limit is not None and _race(inst, default, method, seed, limit,
+                                                      sense):  # fmt: skip
+                    dominance[(case.kind, method)][2] += 1  # the clock's draw: not repeated
+                    continue
                 dominance[(case.kind, method)][1] += 1
                 shown = dr.objective if dok else f"no answer ({dr.status})"
                 note(
@@ -377,9 +399,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         )
     for key, ex in out["early"].items():
         print(f"time_limit before half the budget (a predicted overrun): {key} {len(ex)}: {ex[0]}")
-    print("default vs single method at equal budget and seed (compared, default worse):")
-    for key, (n, worse) in out["dominance"].items():
-        print(f"  {key:32s} {n:4d} {worse:4d}")
+    print("default vs single method at equal budget and seed (compared, default worse, "
+          "worse once but not on a repeat of both calls: the clock's draw):")
+    for key, (n, worse, races) in out["dominance"].items():
+        print(f"  {key:32s} {n:4d} {worse:4d} {races:4d}")
     overruns(out["records"])
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1, default=str))

@@ -124,3 +124,45 @@ def test_the_audit_plan_without_warm_is_the_old_order(monkeypatch):
     methods = [m for m, _, _ in plan]
     assert methods[0] == cls.DEFAULT_METHOD
     assert methods == sorted(methods, key=list(cls.methods).index)
+
+
+class _Drawn:
+    """A stand-in instance whose timed calls answer from a list per method (the clock's
+    draws), every answer verified."""
+
+    class _R:
+        def __init__(self, obj):
+            self.objective, self.has_solution = obj, obj is not None
+
+    class _Ok:
+        ok = True
+
+    def __init__(self, draws):
+        self.draws = {k: list(v) for k, v in draws.items()}
+        self.calls = []
+
+    def solve(self, method, seed=0, time_limit=None):
+        self.calls.append((method, seed, time_limit))
+        return self._R(self.draws[method].pop(0))
+
+    def verify(self, r):
+        return self._Ok()
+
+
+@pytest.mark.parametrize("heur, dflt, race", [
+    ([5.0], [5.0], True),    # equal on the repeat: the first loss was the clock's
+    ([6.0], [5.0], True),    # the default better on the repeat
+    ([4.0], [5.0], False),   # it loses again: counted
+    ([None], [5.0], True),   # the method has no answer on the repeat
+])
+def test_a_timed_loss_of_the_default_counts_only_when_it_repeats(heur, dflt, race):
+    """The audit's dominance referee: a default that lost a timed run to a single method
+    is judged on a repeat of both calls (method first, same seed and limit), so the draw
+    of two identical timed searches is not reported as the default's fault, and a loss
+    that repeats still is."""
+    inst = _Drawn({"heuristic": heur, "portfolio": dflt})
+    assert ca._race(inst, "portfolio", "heuristic", 3, 0.05, "min") is race
+    assert inst.calls == [("heuristic", 3, 0.05), ("portfolio", 3, 0.05)]
+    maxi = _Drawn({"h": [-x if x is not None else None for x in heur],
+                   "d": [-x for x in dflt]})  # fmt: skip
+    assert ca._race(maxi, "d", "h", 3, 0.05, "max") is race
