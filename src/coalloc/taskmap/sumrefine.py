@@ -14,6 +14,7 @@ import numpy as np
 
 from .._shared import interrupt
 from . import _multilevel, blockswap, sumcycle, swaprefine
+from ._reference import refine as _twin  # the kernels' twins: the code with the knobs off
 from .levels import expand
 from .refinement import TINY, RefineState
 from .sumwork import SumWork as _SumWork
@@ -58,24 +59,10 @@ def _cross_gains(state: RefineState, positive: bool = True) -> tuple:
     """The moves of boundary tasks to a neighbour's processor and their gains in route
     cost: ``(tasks, processors, gains)``, most gain first, positive gains only (all of
     them with ``positive=False``)."""
-    topo, lv, m, p = state.topo, state.level, state.m, state.topo.P
+    topo, lv, m = state.topo, state.level, state.m
     if CROSS_KERNEL:  # the same moves, gains and order, compiled
         return _multilevel.cross_gains(lv.kern, m, topo.cost, positive, TINY)
-    rows, ix, iw, ip = state.rows, lv.ix, lv.iw, lv.ip
-    cross = m[rows] != m[ix]
-    if not cross.any():
-        return (np.zeros(0, dtype=np.int64),) * 2 + (np.zeros(0),)
-    cand = np.unique(rows[cross] * p + m[ix[cross]])
-    ct, cb = cand // p, cand % p
-    ent, own = expand(ip[ct], ip[ct + 1] - ip[ct])
-    q = m[ix[ent]]
-    gain = np.bincount(
-        own, weights=iw[ent] * (topo.cost[m[ct][own], q] - topo.cost[cb[own], q]),
-        minlength=ct.shape[0],
-    )  # fmt: skip
-    good = gain > TINY * (1 + np.abs(gain).max()) if positive else np.ones(gain.shape, bool)
-    order = np.flatnonzero(good)[np.argsort(-gain[good], kind="stable")]
-    return ct[order], cb[order], gain[order]
+    return _twin.cross_gains(lv, m, topo.cost, positive, TINY)  # the NumPy code before
 
 
 def _gains_to(state: RefineState, tasks: np.ndarray, b: int) -> np.ndarray:
